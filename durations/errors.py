@@ -1,0 +1,107 @@
+"""The exception hierarchy of ``durations``.
+
+Every error the library raises derives from :class:`DurationsError`. Each concrete error
+also derives from the builtin exception it resembles (``ValueError`` for a bad value,
+``TypeError`` for a bad combination of types), so code that already catches the builtin keeps
+working. Errors carry their data as attributes; their messages say what was received, what
+was expected, and how to fix it. ``docs/errors.md`` is the catalogue.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CheckpointFormatError",
+    "ConversionError",
+    "DurationsError",
+    "FitCallError",
+    "GeometryError",
+    "InvalidTimeError",
+    "NegativeTimeError",
+    "ProgressError",
+    "TimeParseError",
+    "UnitMismatchError",
+]
+
+
+class DurationsError(Exception):
+    """Root of every error raised by ``durations``."""
+
+
+class TimeParseError(DurationsError, ValueError):
+    """A time string does not match the grammar.
+
+    ``text`` is the string received; ``reason`` is the rule it breaks.
+    """
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text = text
+        self.reason = reason
+        super().__init__(f"invalid time {text!r}: {reason}")
+
+
+class InvalidTimeError(DurationsError, ValueError):
+    """A ``Time`` was constructed with a value its unit does not allow."""
+
+
+class NegativeTimeError(DurationsError, ValueError):
+    """An arithmetic result would be a negative amount of time."""
+
+
+class UnitMismatchError(DurationsError, TypeError):
+    """Two times of different units were combined or compared.
+
+    ``left`` and ``right`` are the two units.
+    """
+
+    def __init__(self, operation: str, left: object, right: object) -> None:
+        self.operation = operation
+        self.left = left
+        self.right = right
+        super().__init__(
+            f"cannot {operation} times in different units: {left} and {right}; "
+            "convert one of them first (Progress.steps_until and Progress.advance "
+            "convert at a position of a Loader)"
+        )
+
+
+class GeometryError(DurationsError, ValueError):
+    """A ``Loader`` was given an impossible geometry. ``field`` names the bad field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"invalid loader {field}: {message}")
+
+
+class ProgressError(DurationsError, ValueError):
+    """``Progress`` counters that cannot describe a real run. ``field`` names the bad counter."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"inconsistent progress {field}: {message}")
+
+
+class ConversionError(DurationsError, ValueError):
+    """A conversion between units needs information that was not given.
+
+    ``missing`` names what is needed (for example ``'loader.samples'``).
+    """
+
+    def __init__(self, missing: str, message: str) -> None:
+        self.missing = missing
+        super().__init__(message)
+
+
+class FitCallError(DurationsError, ValueError):
+    """A fit call or run configuration that cannot be planned as written."""
+
+
+class CheckpointFormatError(DurationsError, ValueError):
+    """Serialized checkpoint data that is malformed or from a newer format.
+
+    ``path`` is the location inside the data (for example ``'ledger[0].target'``).
+    """
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        where = f" at {path}" if path else ""
+        super().__init__(f"invalid checkpoint data{where}: {message}")

@@ -1,0 +1,53 @@
+"""Hypothesis strategies shared by the test suite."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from hypothesis import strategies as st
+
+from durations import Loader, Progress, Time, Unit
+
+from . import simulate
+
+
+def values_for(unit: Unit, *, max_value: int = 10**30) -> st.SearchStrategy[int | Fraction]:
+    whole = st.integers(min_value=0, max_value=max_value)
+    if unit.is_whole:
+        return whole
+    return st.one_of(
+        whole,
+        st.fractions(min_value=0, max_value=max_value),
+    )
+
+
+@st.composite
+def times(draw: st.DrawFn, units: tuple[Unit, ...] = tuple(Unit)) -> Time:
+    unit = draw(st.sampled_from(units))
+    return Time(draw(values_for(unit)), unit)
+
+
+@st.composite
+def small_loaders(
+    draw: st.DrawFn, *, sized: bool | None = None, tokens: bool | None = None
+) -> Loader:
+    """Loaders small enough to simulate step by step."""
+    is_sized = draw(st.booleans()) if sized is None else sized
+    batch = draw(st.integers(min_value=1, max_value=12))
+    samples = draw(st.integers(min_value=1, max_value=60)) if is_sized else None
+    drop_last = samples is not None and samples >= batch and draw(st.booleans())
+    has_tokens = draw(st.booleans()) if tokens is None else tokens
+    per_sample = draw(st.integers(min_value=1, max_value=7)) if has_tokens else None
+    return Loader(
+        samples=samples, batch_size=batch, drop_last=drop_last, tokens_per_sample=per_sample
+    )
+
+
+@st.composite
+def positions(draw: st.DrawFn, loader: Loader) -> Progress:
+    """A position reachable on ``loader``'s data, possibly read with another batch size."""
+    batch = draw(st.integers(min_value=1, max_value=12))
+    fits = not loader.drop_last or loader.samples is None or batch <= loader.samples
+    other = loader.with_batch_size(batch) if fits else loader
+    steps = draw(st.integers(min_value=0, max_value=40))
+    return simulate.run(Progress(), other, steps)

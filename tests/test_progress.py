@@ -1,0 +1,275 @@
+"""``Progress`` counters and exact conversions, checked against a step-by-step simulation."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from durations import ConversionError, Loader, Progress, ProgressError, Time, Unit
+
+from . import simulate
+from .strategies import positions, small_loaders
+
+L100 = Loader(samples=100, batch_size=10, tokens_per_sample=3)
+
+
+class TestConstruction:
+    """Construction rejects counters that no run can produce."""
+
+    @pytest.mark.parametrize(
+        ("kwargs", "field"),
+        [
+            (
+                {"batch": 1, "batch_in_epoch": 2, "sample": 5, "sample_in_epoch": 5},
+                "batch_in_epoch",
+            ),
+            ({"sample": 3, "sample_in_epoch": 4}, "sample_in_epoch"),
+            ({"token": 3, "token_in_epoch": 4}, "token_in_epoch"),
+            ({"batch": 5, "sample": 4}, "sample"),  # every step trains a sample
+            (
+                {"batch": 5, "sample": 5, "batch_in_epoch": 2, "sample_in_epoch": 1},
+                "sample_in_epoch",
+            ),
+            ({"token": None}, "token_in_epoch"),  # both known or both unknown
+            ({"epoch": -1}, "epoch"),
+            ({"batch": 1.0, "sample": 1}, "batch"),
+            ({"batch": True, "sample": 1}, "batch"),
+        ],
+    )
+    def test_inconsistent(self, kwargs: dict[str, object], field: str) -> None:
+        """Each inconsistent set of counters names the counter at fault."""
+        with pytest.raises(ProgressError) as info:
+            Progress(**kwargs)  # type: ignore[arg-type]
+        assert info.value.field == field
+        assert isinstance(info.value, ValueError)
+
+    def test_unknown_tokens(self) -> None:
+        """Tokens may be unknown, together."""
+        p = Progress(token=None, token_in_epoch=None)
+        assert p.token is None
+
+
+class TestAdvance:
+    """``advance(loader, k)`` equals ``k`` single steps; an epoch closes at its last batch."""
+
+    @given(small_loaders(), st.data(), st.integers(min_value=0, max_value=150))
+    def test_matches_simulation(self, loader: Loader, data: st.DataObject, steps: int) -> None:
+        """The closed form agrees with the step-by-step model from any reachable position."""
+        start = data.draw(positions(loader))
+        assert start.advance(loader, steps) == simulate.run(start, loader, steps)
+
+    @given(small_loaders(), st.data(), st.integers(0, 60), st.integers(0, 60))
+    def test_additive(self, loader: Loader, data: st.DataObject, a: int, b: int) -> None:
+        """Advancing a then b steps is advancing a + b steps (for a > 0; 0 steps change nothing)."""
+        start = data.draw(positions(loader))
+        once = start.advance(loader, a + b)
+        twice = start.advance(loader, a).advance(loader, b)
+        assert once == (twice if a or b else start)
+
+    @given(small_loaders(), st.data(), st.integers(1, 80))
+    def test_invariants_hold(self, loader: Loader, data: st.DataObject, steps: int) -> None:
+        """After any advance, lifetime totals grew and in-epoch counters stay within the epoch."""
+        start = data.draw(positions(loader))
+        end = start.advance(loader, steps)
+        assert end.batch == start.batch + steps
+        assert end.sample > start.sample
+        assert end.epoch >= start.epoch
+        if loader.samples is not None:
+            assert end.sample_in_epoch < loader.samples
+
+    def test_examples(self) -> None:
+        """Worked examples: 13 steps of 10 from zero on 100 samples."""
+        p = Progress().advance(L100, 13)
+        assert p == Progress(
+            epoch=1,
+            batch=13,
+            sample=130,
+            token=390,
+            batch_in_epoch=3,
+            sample_in_epoch=30,
+            token_in_epoch=90,
+        )
+
+    def test_unknown_tokens_become_none(self) -> None:
+        """Training samples of unknown length makes the token count unknown."""
+        p = Progress().advance(Loader(samples=100, batch_size=10), 1)
+        assert (p.token, p.token_in_epoch) == (None, None)
+
+    def test_measured_tokens(self) -> None:
+        """A trainer may report the measured tokens of a step on a variable-length loader."""
+        loader = Loader(samples=20, batch_size=10)
+        p = Progress().advance(loader, 1, tokens=700).advance(loader, 1, tokens=650)
+        assert (p.token, p.token_in_epoch, p.epoch) == (1350, 0, 1)
+
+    def test_measured_tokens_only_for_one_step(self) -> None:
+        """tokens= over several steps or on a fixed-length loader is refused."""
+        with pytest.raises(ConversionError, match="tokens= gives the measured tokens of one step"):
+            Progress().advance(Loader(samples=20, batch_size=10), 2, tokens=5)
+        with pytest.raises(ConversionError):
+            Progress().advance(L100, 1, tokens=5)
+
+    @pytest.mark.parametrize("steps", [-1, 1.5, True])
+    def test_bad_steps(self, steps: object) -> None:
+        """The step count is a whole number >= 0."""
+        with pytest.raises(ProgressError, match="steps"):
+            Progress().advance(L100, steps)  # type: ignore[arg-type]
+
+
+class TestEpochs:
+    """Closing, restarting, and measuring epochs."""
+
+    def test_close_keeps_totals(self) -> None:
+        """Closing an epoch keeps lifetime totals and resets the position in the epoch."""
+        p = Progress().advance(L100, 3).close_epoch()
+        assert (p.epoch, p.batch, p.sample, p.sample_in_epoch, p.token_in_epoch) == (1, 3, 30, 0, 0)
+
+    def test_restart_keeps_epoch(self) -> None:
+        """Replaying an epoch keeps the epoch counter and totals; the data position resets."""
+        p = Progress().advance(L100, 3).restart_epoch()
+        assert (p.epoch, p.batch, p.sample, p.sample_in_epoch) == (0, 3, 30, 0)
+
+    def test_epoch_position_uses_samples(self) -> None:
+        """A fractional epoch is measured in samples of the loader's epoch."""
+        p = Progress().advance(L100, 13)
+        assert p.epoch_position(L100) == Fraction(13, 10)
+        assert p.epoch_position(L100.with_batch_size(20)) == Fraction(13, 10)
+
+    def test_stream_has_no_epochs(self) -> None:
+        """A stream asks for its length by name."""
+        with pytest.raises(ConversionError) as info:
+            Progress().epoch_position(Loader(samples=None, batch_size=4))
+        assert info.value.missing == "loader.samples"
+
+    def test_normalized_closes_exhausted_epoch(self) -> None:
+        """Resumed with a batch larger than what is left under drop_last, the epoch has ended."""
+        p = Progress().advance(Loader(samples=105, batch_size=10, drop_last=True), 9)  # 90 read
+        bigger = Loader(samples=105, batch_size=20, drop_last=True)  # 15 left < 20
+        assert p.normalized(bigger).epoch == 1
+        assert p.steps_left_in_epoch(bigger) == 5
+
+
+def _targets(loader: Loader) -> st.SearchStrategy[Time]:
+    units = [Unit.BA, Unit.SP]
+    if loader.samples is not None:
+        units.append(Unit.EP)
+    if loader.tokens_per_sample is not None:
+        units.append(Unit.TOK)
+
+    def build(unit: Unit) -> st.SearchStrategy[Time]:
+        if unit is Unit.EP:
+            return st.fractions(min_value=0, max_value=5, max_denominator=40).map(
+                lambda v: Time(v, unit)
+            )
+        return st.integers(min_value=0, max_value=400).map(lambda v: Time(v, unit))
+
+    return st.sampled_from(units).flatmap(build)
+
+
+class TestStepsUntil:
+    """A target is reached at the first step boundary where the counter is at or past it."""
+
+    @given(small_loaders(), st.data())
+    def test_matches_brute_force(self, loader: Loader, data: st.DataObject) -> None:
+        """The closed form agrees with stepping one batch at a time until the target is reached."""
+        start = data.draw(positions(loader))
+        target = data.draw(_targets(loader))
+        expected = simulate.steps_until(start, target, loader, Progress(), limit=10_000)
+        assert start.steps_until(target, loader=loader) == expected
+
+    @given(small_loaders(), st.data(), st.integers(0, 100))
+    def test_round_trip(self, loader: Loader, data: st.DataObject, k: int) -> None:
+        """k steps forward, then "steps until that sample count" from the start, is k."""
+        start = data.draw(positions(loader))
+        end = start.advance(loader, k)
+        assert start.steps_until(Time(end.sample, Unit.SP), loader=loader) == k
+        assert start.steps_until(Time(end.batch, Unit.BA), loader=loader) == k
+
+    @given(small_loaders(), st.data())
+    def test_monotone(self, loader: Loader, data: st.DataObject) -> None:
+        """A later target never needs fewer steps."""
+        start = data.draw(positions(loader))
+        a, b = data.draw(_targets(loader)), data.draw(_targets(loader))
+        assume(a.unit is b.unit)
+        low, high = sorted([a, b], key=lambda t: t.value)
+        assert start.steps_until(low, loader=loader) <= start.steps_until(high, loader=loader)
+
+    @given(small_loaders(sized=True), st.data())
+    def test_clock_origin(self, loader: Loader, data: st.DataObject) -> None:
+        """On a clock started at an epoch start, targets are measured from there."""
+        origin = data.draw(positions(loader)).close_epoch()
+        start = origin.advance(loader, data.draw(st.integers(0, 30)))
+        target = data.draw(_targets(loader))
+        expected = simulate.steps_until(start, target, loader, origin, limit=10_000)
+        assert start.steps_until(target, loader=loader, since=origin) == expected
+
+    @pytest.mark.parametrize(
+        ("target", "steps"),
+        [
+            ("1000sp", 100),  # divisible: exact
+            ("1001sp", 101),  # overshoot to the next step boundary
+            ("2.1ep", 21),  # 2 epochs of 10 steps, then 10 of 100 samples
+            ("0.15ep", 2),  # 15 samples: the second step reaches 20
+            ("2ep", 20),
+            ("3000tok", 100),  # 3 tokens a sample
+            ("0ba", 0),  # nothing to do
+        ],
+    )
+    def test_examples(self, target: str, steps: int) -> None:
+        """Worked examples on 100 samples, batches of 10, 3 tokens a sample."""
+        assert Progress().steps_until(Time.parse(target), loader=L100) == steps
+
+    def test_needs_loader_samples_for_epochs(self) -> None:
+        """An epoch target on a stream names what is missing."""
+        with pytest.raises(ConversionError) as info:
+            Progress().steps_until(Time(1, Unit.EP), loader=Loader(samples=None, batch_size=4))
+        assert info.value.missing == "loader.samples"
+
+    def test_needs_tokens_per_sample(self) -> None:
+        """A token target on a loader of unknown sample length names what is missing."""
+        with pytest.raises(ConversionError) as info:
+            Progress().steps_until(Time(1, Unit.TOK), loader=Loader(samples=10, batch_size=4))
+        assert info.value.missing == "loader.tokens_per_sample"
+
+    def test_dur_needs_the_planner(self) -> None:
+        """dur is resolved against max_duration by the planner, not here."""
+        with pytest.raises(ConversionError) as info:
+            Progress().steps_until(Time(1, Unit.DUR), loader=L100)
+        assert info.value.missing == "max_duration"
+
+    def test_epoch_clock_must_start_at_epoch_start(self) -> None:
+        """An epoch clock started mid-epoch would make '1ep' ambiguous."""
+        with pytest.raises(ConversionError) as info:
+            Progress().steps_until(Time(1, Unit.EP), loader=L100, since=Progress().advance(L100, 1))
+        assert info.value.missing == "since"
+
+
+class TestTimeIn:
+    """``time_in`` reads the position as a Time in any unit."""
+
+    def test_units(self) -> None:
+        """13 steps of 10 on 100 samples, 3 tokens each."""
+        p = Progress().advance(L100, 13)
+        assert p.time_in(Unit.BA) == Time(13, Unit.BA)
+        assert p.time_in(Unit.SP) == Time(130, Unit.SP)
+        assert p.time_in(Unit.TOK) == Time(390, Unit.TOK)
+        assert p.time_in(Unit.EP, loader=L100) == Time.parse("1.3ep")
+
+    @given(small_loaders(tokens=True), st.data(), st.integers(0, 50))
+    def test_inverse_of_steps_until(self, loader: Loader, data: st.DataObject, k: int) -> None:
+        """From zero, the time of the position k steps on is reached in exactly k steps."""
+        end = Progress().advance(loader, k)
+        for unit in (Unit.BA, Unit.SP, Unit.TOK):
+            assert Progress().steps_until(end.time_in(unit), loader=loader) == k
+
+    def test_missing_context(self) -> None:
+        """Epochs ask for a loader; dur asks for the plan; unknown tokens say so."""
+        p = Progress()
+        with pytest.raises(ConversionError, match="loader="):
+            p.time_in(Unit.EP)
+        with pytest.raises(ConversionError, match="fraction of the plan"):
+            p.time_in(Unit.DUR)
+        with pytest.raises(ConversionError, match="unknown"):
+            Progress(token=None, token_in_epoch=None).time_in(Unit.TOK)

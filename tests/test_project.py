@@ -1,0 +1,44 @@
+"""The project's promises about itself: public names, the README's commands, the shipped files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import durations
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _readme_commands() -> list[str]:
+    return re.findall(r"```sh\n(.*?)\n```", (ROOT / "README.md").read_text(), re.DOTALL)
+
+
+def test_ci_runs_the_readme_commands() -> None:
+    """.ci/run runs both README commands verbatim, so neither can rot unnoticed."""
+    commands = _readme_commands()
+    assert len(commands) == 2
+    ci = (ROOT / ".ci" / "run").read_text()
+    for command in commands:
+        assert command in ci
+
+
+def test_public_names_are_documented() -> None:
+    """Every public name is in the reference, and the reference names nothing that is gone."""
+    reference = (ROOT / "docs" / "reference.md").read_text()
+    documented = set(re.findall(r"^### `(\w+)`", reference, re.MULTILINE))
+    assert documented == set(durations.__all__)
+
+
+def test_typed_marker_is_shipped() -> None:
+    """The package declares its annotations to type checkers."""
+    assert (ROOT / "durations" / "py.typed").exists()
+
+
+def test_core_imports_no_framework() -> None:
+    """The pure core imports nothing beyond the standard library and attrs."""
+    allowed = {"attrs", "durations", "__future__"}
+    stdlib = {"decimal", "difflib", "enum", "fractions", "numbers", "re", "typing"}
+    for module in (ROOT / "durations").glob("*.py"):
+        for name in re.findall(r"^(?:from|import) (\w+)", module.read_text(), re.MULTILINE):
+            assert name in allowed | stdlib, f"{module.name} imports {name}"

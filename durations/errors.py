@@ -103,5 +103,6 @@ class CheckpointFormatError(DurationsError, ValueError):
 
     def __init__(self, path: str, message: str) -> None:
         self.path = path
+        self.reason = message
         where = f" at {path}" if path else ""
         super().__init__(f"invalid checkpoint data{where}: {message}")

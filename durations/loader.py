@@ -27,7 +27,9 @@ class Loader:
     length (which has no epochs). ``batch_size`` is the global batch: the samples consumed by
     one optimizer step. With ``drop_last`` the incomplete final batch of an epoch is not
     trained. ``tokens_per_sample`` is the (constant) number of tokens in a sample, or
-    ``None`` when it varies or is unknown.
+    ``None`` when it varies or is unknown. ``name`` tells apart two data sets of the same
+    geometry: calls continue one epoch across them only when the loaders are the same stream
+    (:meth:`same_stream`).
 
     >>> loader = Loader(samples=105, batch_size=10)
     >>> loader.steps_per_epoch, loader.last_batch_size, loader.samples_per_epoch
@@ -41,11 +43,14 @@ class Loader:
     batch_size: int
     drop_last: bool = False
     tokens_per_sample: int | None = None
+    name: str | None = None
 
     def __attrs_post_init__(self) -> None:
         _whole("samples", self.samples, optional=True)
         _whole("batch_size", self.batch_size, optional=False)
         _whole("tokens_per_sample", self.tokens_per_sample, optional=True)
+        if self.name is not None and not isinstance(self.name, str):
+            raise GeometryError("name", f"expected a string or None, got {self.name!r}")
         if not isinstance(self.drop_last, bool):
             raise GeometryError("drop_last", f"expected True or False, got {self.drop_last!r}")
         if self.drop_last and self.samples is not None and self.samples < self.batch_size:
@@ -87,6 +92,15 @@ class Loader:
         if self.drop_last:
             return self.samples // self.batch_size * self.batch_size
         return self.samples
+
+    def same_stream(self, other: Loader) -> bool:
+        """Whether ``other`` reads the same data: equal but perhaps for the batch size."""
+        return (self.name, self.samples, self.drop_last, self.tokens_per_sample) == (
+            other.name,
+            other.samples,
+            other.drop_last,
+            other.tokens_per_sample,
+        )
 
     def with_batch_size(self, batch_size: int) -> Loader:
         """The same data read in batches of ``batch_size`` (an elastic resume)."""

@@ -1,0 +1,296 @@
+"""``Checkpoint``: the progress a run saved, and the ledger of the fit calls it had started.
+
+The ledger is what makes autoresume idempotent: it stores each started call's resolved target,
+so resuming never adds a relative duration twice, and its run-clock origin, so ``reset_time``
+is never applied twice. ``to_dict``/``from_dict`` give a versioned JSON form
+(``docs/checkpoint-format.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+import attrs
+
+from .errors import CheckpointFormatError, DurationsError
+from .loader import Loader
+from .progress import Progress
+from .time import Time
+
+__all__ = ["FORMAT", "Checkpoint", "LedgerEntry"]
+
+#: The serialized format this version writes, and the newest it reads.
+FORMAT = 1
+
+
+@attrs.frozen(kw_only=True)
+class LedgerEntry:
+    """What a checkpoint remembers of one fit call that had started.
+
+    ``duration``/``until``/``reset_time`` are what the call asked for and ``fingerprint`` their
+    digest with the loader's geometry; ``start`` is where it started and ``origin`` the run
+    clock it measured on; ``target`` is its resolved stop on that clock. ``stop`` is where it
+    ended, once ``finished``.
+    """
+
+    name: str
+    fingerprint: str
+    loader: Loader
+    duration: Time | None
+    until: Time | None
+    reset_time: bool
+    start: Progress
+    origin: Progress
+    target: Time
+    finished: bool
+    stop: Progress | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.finished and self.stop is None:
+            raise CheckpointFormatError("", f"call {self.name!r} is finished but has no stop")
+
+
+def _ledger(entries: Iterable[LedgerEntry] | None) -> tuple[LedgerEntry, ...] | None:
+    return None if entries is None else tuple(entries)
+
+
+@attrs.frozen(kw_only=True)
+class Checkpoint:
+    """A saved position: ``progress``, the ``ledger`` of started calls, and loader state.
+
+    ``ledger`` is ``None`` for a checkpoint written without one (by another trainer): the
+    planner then locates it inside the script's own plan. ``loader_state`` says whether the
+    data loader's position was saved too, which an exact mid-epoch resume needs.
+    """
+
+    progress: Progress
+    ledger: tuple[LedgerEntry, ...] | None = attrs.field(default=None, converter=_ledger)
+    loader_state: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if self.ledger is not None:
+            names = [entry.name for entry in self.ledger]
+            if len(set(names)) != len(names):
+                raise CheckpointFormatError("", f"duplicate call names in the ledger: {names}")
+
+    # -- serialization -------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; ``Checkpoint.from_dict(c.to_dict()) == c``."""
+        return {
+            "format": FORMAT,
+            "progress": _progress_to_dict(self.progress),
+            "loader_state": self.loader_state,
+            "ledger": None
+            if self.ledger is None
+            else [_entry_to_dict(entry) for entry in self.ledger],
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> Checkpoint:
+        """Read a dict written by ``to_dict`` of this or an older format version.
+
+        Malformed data, unknown keys and newer format versions raise
+        :class:`~durations.CheckpointFormatError` naming the place in the data.
+        """
+        root = _Reader(data, "")
+        version = root.whole("format")
+        if version > FORMAT:
+            raise CheckpointFormatError(
+                "format",
+                f"format {version} is newer than this version of durations reads "
+                f"(at most {FORMAT}); upgrade durations to read it",
+            )
+        if version < 1:
+            raise CheckpointFormatError("format", f"unknown format {version}; expected 1")
+        ledger_data = root.value("ledger")
+        ledger = None
+        if ledger_data is not None:
+            if not isinstance(ledger_data, list):
+                raise CheckpointFormatError("ledger", "expected a list or null")
+            ledger = tuple(
+                _entry_from(_Reader(item, f"ledger[{i}]")) for i, item in enumerate(ledger_data)
+            )
+        progress = _progress_from(root.child("progress"))
+        loader_state = root.flag("loader_state")
+        root.finish()
+        return root.build(lambda: cls(progress=progress, ledger=ledger, loader_state=loader_state))
+
+
+_PROGRESS_FIELDS = (
+    "epoch",
+    "batch",
+    "sample",
+    "token",
+    "batch_in_epoch",
+    "sample_in_epoch",
+    "token_in_epoch",
+)
+_LOADER_FIELDS = ("name", "samples", "batch_size", "drop_last", "tokens_per_sample")
+
+
+def _progress_to_dict(progress: Progress) -> dict[str, Any]:
+    return {field: getattr(progress, field) for field in _PROGRESS_FIELDS}
+
+
+def _loader_to_dict(loader: Loader) -> dict[str, Any]:
+    return {field: getattr(loader, field) for field in _LOADER_FIELDS}
+
+
+def _time_or_none(time: Time | None) -> str | None:
+    return None if time is None else str(time)
+
+
+def _entry_to_dict(entry: LedgerEntry) -> dict[str, Any]:
+    return {
+        "name": entry.name,
+        "fingerprint": entry.fingerprint,
+        "loader": _loader_to_dict(entry.loader),
+        "duration": _time_or_none(entry.duration),
+        "until": _time_or_none(entry.until),
+        "reset_time": entry.reset_time,
+        "start": _progress_to_dict(entry.start),
+        "origin": _progress_to_dict(entry.origin),
+        "target": str(entry.target),
+        "finished": entry.finished,
+        "stop": None if entry.stop is None else _progress_to_dict(entry.stop),
+    }
+
+
+_T = TypeVar("_T")
+
+
+class _Reader:
+    """Reads one JSON object strictly: typed fields, and every key accounted for."""
+
+    def __init__(self, data: object, path: str) -> None:
+        if not isinstance(data, Mapping):
+            raise CheckpointFormatError(path, f"expected an object, got {type(data).__name__}")
+        self.data = data
+        self.path = path
+        self.seen: set[str] = set()
+
+    def _where(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def value(self, key: str) -> object:
+        if key not in self.data:
+            raise CheckpointFormatError(self._where(key), "missing")
+        self.seen.add(key)
+        return self.data[key]
+
+    def whole(self, key: str) -> int:
+        value = self.value(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise CheckpointFormatError(self._where(key), f"expected a whole number, got {value!r}")
+        return value
+
+    def whole_or_none(self, key: str) -> int | None:
+        return None if self.value(key) is None else self.whole(key)
+
+    def flag(self, key: str) -> bool:
+        value = self.value(key)
+        if not isinstance(value, bool):
+            raise CheckpointFormatError(self._where(key), f"expected true or false, got {value!r}")
+        return value
+
+    def text(self, key: str) -> str:
+        value = self.value(key)
+        if not isinstance(value, str):
+            raise CheckpointFormatError(self._where(key), f"expected a string, got {value!r}")
+        return value
+
+    def text_or_none(self, key: str) -> str | None:
+        return None if self.value(key) is None else self.text(key)
+
+    def time(self, key: str) -> Time:
+        text = self.text(key)
+        return self.build(lambda: Time.parse(text), key)
+
+    def time_or_none(self, key: str) -> Time | None:
+        return None if self.value(key) is None else self.time(key)
+
+    def child(self, key: str) -> _Reader:
+        return _Reader(self.value(key), self._where(key))
+
+    def child_or_none(self, key: str) -> _Reader | None:
+        return None if self.value(key) is None else self.child(key)
+
+    def build(self, make: Callable[[], _T], key: str = "") -> _T:
+        """Run a constructor, turning its validation error into a format error here."""
+        try:
+            return make()
+        except CheckpointFormatError as error:
+            if error.path:
+                raise
+            raise CheckpointFormatError(self.path, error.reason) from None
+        except DurationsError as error:
+            raise CheckpointFormatError(
+                self._where(key) if key else self.path, str(error)
+            ) from None
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.data) - self.seen)
+        if unknown:
+            raise CheckpointFormatError(
+                self.path, f"unknown keys {unknown}; this version of durations writes no such keys"
+            )
+
+
+def _progress_from(reader: _Reader) -> Progress:
+    values = {
+        field: reader.whole_or_none(field) if field.startswith("token") else reader.whole(field)
+        for field in _PROGRESS_FIELDS
+    }
+    reader.finish()
+    return reader.build(lambda: Progress(**values))  # type: ignore[arg-type]
+
+
+def _loader_from(reader: _Reader) -> Loader:
+    name = reader.text_or_none("name")
+    samples = reader.whole_or_none("samples")
+    batch_size = reader.whole("batch_size")
+    drop_last = reader.flag("drop_last")
+    tokens = reader.whole_or_none("tokens_per_sample")
+    reader.finish()
+    return reader.build(
+        lambda: Loader(
+            name=name,
+            samples=samples,
+            batch_size=batch_size,
+            drop_last=drop_last,
+            tokens_per_sample=tokens,
+        )
+    )
+
+
+def _entry_from(reader: _Reader) -> LedgerEntry:
+    stop = reader.child_or_none("stop")
+    name = reader.text("name")
+    fingerprint = reader.text("fingerprint")
+    loader = _loader_from(reader.child("loader"))
+    duration = reader.time_or_none("duration")
+    until = reader.time_or_none("until")
+    reset_time = reader.flag("reset_time")
+    start = _progress_from(reader.child("start"))
+    origin = _progress_from(reader.child("origin"))
+    target = reader.time("target")
+    finished = reader.flag("finished")
+    stop_progress = None if stop is None else _progress_from(stop)
+    reader.finish()
+    return reader.build(
+        lambda: LedgerEntry(
+            name=name,
+            fingerprint=fingerprint,
+            loader=loader,
+            duration=duration,
+            until=until,
+            reset_time=reset_time,
+            start=start,
+            origin=origin,
+            target=target,
+            finished=finished,
+            stop=stop_progress,
+        )
+    )

@@ -1,0 +1,221 @@
+"""``Plan``: what a run will train, call by call, exactly; and the checkpoints it would write."""
+
+from __future__ import annotations
+
+import enum
+from fractions import Fraction
+
+import attrs
+
+from .checkpoint import Checkpoint, LedgerEntry
+from .diagnostics import Diagnostic, Severity
+from .errors import ConversionError, FitCallError
+from .fit import FitCall, RunConfig
+from .loader import Loader
+from .progress import Progress
+from .time import Time
+from .units import Unit
+
+__all__ = ["Action", "Plan", "SampleRange", "Segment", "resolve_dur"]
+
+
+class Action(enum.Enum):
+    """What a fit call does in this plan."""
+
+    #: The call starts now.
+    RUN = "run"
+    #: The call had started before the checkpoint and goes on to its stored target.
+    RESUME = "resume"
+    #: The call finished before the checkpoint; nothing to do.
+    SKIP = "skip"
+
+
+@attrs.frozen
+class SampleRange:
+    """Samples ``[start, stop)`` of epoch ``epoch`` (the lifetime epoch counter) of a loader."""
+
+    epoch: int
+    start: int
+    stop: int
+
+    @property
+    def samples(self) -> int:
+        """How many samples the range holds."""
+        return self.stop - self.start
+
+    def __str__(self) -> str:
+        return f"samples {self.start}-{self.stop - 1} of epoch {self.epoch}"
+
+
+@attrs.frozen(kw_only=True)
+class Segment:
+    """One fit call in a plan.
+
+    ``start`` and ``stop`` are lifetime ``Progress``; ``steps`` optimizer steps run between
+    them, from plan step ``start_step`` to ``stop_step``. ``target`` is the call's stop on the
+    run clock that started at ``origin``. ``replayed`` and ``skipped`` are the samples of the
+    interrupted epoch read again or never read because of a mid-epoch resume; ``abandoned``
+    is the unread rest of the previous loader's epoch when this call moved to another loader
+    or reset the clock. A segment whose stop depends on measured tokens has
+    ``stop_at_runtime`` set, and its ``steps`` is the most it can take.
+    """
+
+    index: int
+    name: str
+    action: Action
+    loader: Loader
+    start: Progress
+    stop: Progress
+    steps: int
+    start_step: int
+    target: Time
+    origin: Progress
+    entry: LedgerEntry
+    replayed: SampleRange | None = None
+    skipped: SampleRange | None = None
+    abandoned: SampleRange | None = None
+    stop_at_runtime: bool = False
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    @property
+    def stop_step(self) -> int:
+        """The plan step at which this call ends."""
+        return self.start_step + self.steps
+
+    def should_stop(self, progress: Progress) -> bool:
+        """Whether a run at ``progress`` has finished this call (O(1)).
+
+        Exact stops compare the lifetime step counter; a token stop decided at run time
+        compares the measured token count with the target.
+        """
+        if self.stop_at_runtime and progress.token is not None and self.origin.token is not None:
+            return progress.token - self.origin.token >= self.target.value
+        return progress.batch >= self.stop.batch
+
+
+@attrs.frozen(kw_only=True)
+class Plan:
+    """The exact plan of a run: one segment per fit call, and what to say about it.
+
+    Steps are counted from the plan's ``start`` (the checkpoint's progress, or zero).
+    """
+
+    config: RunConfig
+    calls: tuple[FitCall, ...]
+    checkpoint: Checkpoint | None
+    start: Progress
+    stop: Progress
+    segments: tuple[Segment, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    #: Ledger entries of the checkpoint that match no call of this script; kept, not lost.
+    unmatched: tuple[LedgerEntry, ...] = ()
+
+    @property
+    def total_steps(self) -> int:
+        """Optimizer steps the plan runs."""
+        return self.stop.batch - self.start.batch
+
+    @property
+    def ok(self) -> bool:
+        """Whether no diagnostic is an error."""
+        return all(d.severity is not Severity.ERROR for d in self.diagnostics)
+
+    @property
+    def complete(self) -> bool:
+        """Whether there is nothing left to train: the run is finished."""
+        return self.total_steps == 0 and self.ok
+
+    def should_stop(self, progress: Progress) -> bool:
+        """Whether a run at ``progress`` has reached the plan's end (O(1))."""
+        return progress.batch >= self.stop.batch
+
+    def _active(self) -> list[Segment]:
+        return [s for s in self.segments if s.action is not Action.SKIP]
+
+    def _passed(self, step: int) -> list[Segment]:
+        """The segments a run has entered after ``step`` steps: every call before the first one
+        that still has a step to take (calls with nothing to train are passed at once)."""
+        passed = []
+        for segment in self._active():
+            if segment.start_step > step or (segment.steps > 0 and segment.start_step == step):
+                break
+            passed.append(segment)
+        return passed
+
+    def segment_at(self, step: int) -> Segment | None:
+        """The segment that runs plan step ``step`` (the step that ends the run at ``step``).
+
+        ``None`` for step 0, and for a plan with no step to take.
+        """
+        self._check_step(step)
+        if step == 0:
+            return None
+        return next(s for s in self._active() if s.start_step < step <= s.stop_step)
+
+    def progress_at(self, step: int) -> Progress:
+        """The position after ``step`` steps of this plan, every call with nothing to train at
+        that point passed."""
+        self._check_step(step)
+        passed = self._passed(step)
+        if not passed:
+            return self.start
+        last = passed[-1]
+        return last.start.advance(last.loader, step - last.start_step)
+
+    def checkpoint_at(self, step: int) -> Checkpoint:
+        """The checkpoint this plan writes after ``step`` steps, with its ledger.
+
+        A call is in the ledger once it has started to train or was passed with nothing to
+        train; it is finished once its last step is done. Planning the same script again from
+        this checkpoint continues exactly where this plan is (``docs/semantics.md``, rule 16).
+        """
+        passed = {id(s) for s in self._passed(step)}
+        ledger: list[LedgerEntry] = list(self.unmatched)
+        for segment in self.segments:
+            if segment.action is Action.SKIP:
+                ledger.append(segment.entry)
+            elif id(segment) in passed or segment.action is Action.RESUME:
+                if id(segment) in passed and segment.stop_step <= step:
+                    ledger.append(segment.entry)
+                else:
+                    ledger.append(attrs.evolve(segment.entry, finished=False, stop=None))
+        return Checkpoint(progress=self.progress_at(step), ledger=tuple(ledger), loader_state=True)
+
+    def resolve(self, time: Time) -> int | None:
+        """The plan step at which ``time`` is first reached, or ``None`` if it never is.
+
+        ``time`` is measured on each segment's run clock; ``dur`` is first resolved against
+        ``max_duration`` (``resolve_dur``).
+        """
+        if time.unit is Unit.DUR:
+            time = resolve_dur(time, self.config.max_duration)
+        for segment in self._active():
+            start = segment.start
+            try:
+                steps = start.steps_until(time, loader=segment.loader, since=segment.origin)
+            except ConversionError:
+                continue
+            if steps <= segment.steps:
+                return segment.start_step + steps
+        return None
+
+    def _check_step(self, step: int) -> None:
+        if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= self.total_steps:
+            raise FitCallError(
+                f"invalid step {step!r}: expected a whole number from 0 to {self.total_steps}"
+            )
+
+
+def resolve_dur(time: Time, max_duration: Time | None) -> Time:
+    """``x dur`` as a time in ``max_duration``'s unit: ``x`` times ``max_duration``.
+
+    In a whole unit the result is rounded up, which reaches the same step boundary.
+    """
+    if max_duration is None:
+        raise FitCallError(
+            f"cannot resolve {time}: dur is a fraction of max_duration, and the run has none"
+        )
+    value = Fraction(time.value) * max_duration.value
+    if max_duration.unit.is_whole:
+        value = Fraction(-(-value.numerator // value.denominator))
+    return Time(value, max_duration.unit)

@@ -1,0 +1,537 @@
+"""``plan``: the pure function from a script and a checkpoint to an exact ``Plan``.
+
+Every rule applied here is written, with its reason and an example, in ``docs/semantics.md``;
+the comments name the rule. The cost grows with the number of fit calls, never with steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from .checkpoint import Checkpoint, LedgerEntry
+from .diagnostics import Diagnostic
+from .errors import ConversionError, FitCallError
+from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
+from .loader import Loader
+from .plan import Action, Plan, SampleRange, Segment, resolve_dur
+from .progress import ZERO, Progress
+from .time import Time
+from .units import Unit
+
+__all__ = ["plan"]
+
+_Say = Callable[[str, str], None]
+
+
+@attrs.frozen
+class _Previous:
+    """The call before the one being planned: its stream and its target (for anchoring)."""
+
+    loader: Loader
+    target: Time
+
+
+@attrs.define
+class _State:
+    pos: Progress
+    origin: Progress
+    previous: _Previous | None
+    #: Whether the next call that trains is the first after the checkpoint (where the data
+    #: policy applies).
+    at_resume_point: bool
+    #: The run clock is fresh (weights mode) and starts at the first call.
+    fresh_clock: bool = False
+    step: int = 0
+
+
+def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | None = None) -> Plan:
+    """Plan ``calls`` under ``config``, from ``checkpoint`` when one is given.
+
+    >>> from durations import FitCall, Loader, RunConfig, plan
+    >>> big = Loader(samples=1000, batch_size=10, name="big")
+    >>> curated = Loader(samples=200, batch_size=8, name="curated")
+    >>> script = [FitCall(loader=big), FitCall(loader=curated, duration="0.1ep")]
+    >>> p = plan(RunConfig(max_duration="2ep"), script)
+    >>> [s.steps for s in p.segments], p.total_steps
+    ([200, 3], 203)
+    >>> p.stop.epoch, p.stop.sample_in_epoch
+    (2, 24)
+    """
+    if isinstance(calls, FitCall):
+        raise FitCallError("plan() takes a sequence of fit calls; wrap a single call in a list")
+    calls = tuple(calls)
+    names = [call.identity(i) for i, call in enumerate(calls)]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise FitCallError(f"fit call names must be unique; repeated: {', '.join(duplicates)}")
+
+    diagnostics: list[Diagnostic] = []
+    ledger: dict[str, LedgerEntry] = {}
+    unmatched: tuple[LedgerEntry, ...] = ()
+    if checkpoint is None:
+        state = _State(pos=ZERO, origin=ZERO, previous=None, at_resume_point=False)
+    else:
+        entries = checkpoint.ledger
+        if config.resume is ResumeMode.CONTINUE and entries is None:
+            entries = _locate(config, calls, checkpoint, diagnostics)
+        last = entries[-1] if entries else None
+        state = _State(
+            pos=checkpoint.progress,
+            origin=last.origin if last else ZERO,
+            previous=_Previous(last.loader, last.target) if last else None,
+            at_resume_point=True,
+        )
+        if config.resume is ResumeMode.CONTINUE:
+            ledger = {entry.name: entry for entry in entries or ()}
+            unmatched = tuple(e for e in entries or () if e.name not in names)
+            for entry in unmatched:
+                diagnostics.append(
+                    Diagnostic(
+                        code="script-changed",
+                        call=entry.name,
+                        message=f"the checkpoint's ledger has call {entry.name!r}, which this "
+                        "script no longer makes; it is kept in the ledger and not run",
+                    )
+                )
+        elif config.resume is ResumeMode.WEIGHTS:
+            state.previous = None
+            state.fresh_clock = True
+
+    segments = []
+    for index, (name, call) in enumerate(zip(names, calls, strict=True)):
+        recorded = ledger.get(name)
+        if recorded is not None and recorded.finished:
+            segment = _skip(index, name, call, recorded, state)
+        else:
+            segment = _train(index, name, call, recorded, config, checkpoint, state)
+        segments.append(segment)
+        diagnostics.extend(segment.diagnostics)
+
+    start = ZERO if checkpoint is None else checkpoint.progress
+    finished = all(
+        s.action is Action.SKIP or (s.action is Action.RESUME and s.steps == 0) for s in segments
+    )
+    if checkpoint is not None and finished:
+        diagnostics.append(
+            Diagnostic(
+                code="run-complete",
+                message=f"nothing left to train: the run is complete at step {start.batch}",
+            )
+        )
+    stop = state.pos
+    return Plan(
+        config=config,
+        calls=calls,
+        checkpoint=checkpoint,
+        start=start,
+        stop=stop,
+        segments=tuple(segments),
+        diagnostics=tuple(diagnostics),
+        unmatched=unmatched,
+    )
+
+
+def _locate(
+    config: RunConfig,
+    calls: tuple[FitCall, ...],
+    checkpoint: Checkpoint,
+    diagnostics: list[Diagnostic],
+) -> tuple[LedgerEntry, ...]:
+    """Rule "a checkpoint without a ledger": find it inside the script's own plan by step."""
+    fresh = plan(attrs.evolve(config, resume=ResumeMode.CONTINUE), calls)
+    step = min(checkpoint.progress.batch, fresh.total_steps)
+    where = fresh.segment_at(step)
+    inside = f"inside call {where.name!r}" if where is not None else "at its start"
+    if checkpoint.progress.batch >= fresh.total_steps:
+        inside = "at or past its end"
+    diagnostics.append(
+        Diagnostic(
+            code="checkpoint-located",
+            message=f"the checkpoint has no ledger: located by its step counter "
+            f"({checkpoint.progress.batch}) in this script's own plan of {fresh.total_steps} "
+            f"steps, {inside}",
+        )
+    )
+    ledger = fresh.checkpoint_at(step).ledger
+    assert ledger is not None
+    return ledger
+
+
+def _skip(index: int, name: str, call: FitCall, entry: LedgerEntry, state: _State) -> Segment:
+    """Rule "call identity": a call the ledger records as finished is not run again."""
+    diagnostics = []
+    if _request_changed(call, entry) or not entry.loader.same_stream(call.loader):
+        diagnostics.append(
+            Diagnostic(
+                code="script-changed",
+                call=name,
+                message=f"call {name!r} changed since the checkpoint "
+                f"({_describe_change(call, entry)}); it had already finished, so it is not "
+                "run again",
+            )
+        )
+    state.origin = entry.origin
+    state.previous = _Previous(call.loader, entry.target)
+    assert entry.stop is not None
+    return Segment(
+        index=index,
+        name=name,
+        action=Action.SKIP,
+        loader=entry.loader,
+        start=entry.start,
+        stop=entry.stop,
+        steps=0,
+        start_step=state.step,
+        target=entry.target,
+        origin=entry.origin,
+        entry=entry,
+        diagnostics=tuple(diagnostics),
+    )
+
+
+def _train(
+    index: int,
+    name: str,
+    call: FitCall,
+    entry: LedgerEntry | None,
+    config: RunConfig,
+    checkpoint: Checkpoint | None,
+    state: _State,
+) -> Segment:
+    loader = call.loader
+    diagnostics: list[Diagnostic] = []
+    abandoned = replayed = skipped = None
+
+    def say(code: str, message: str) -> None:
+        diagnostics.append(Diagnostic(code=code, call=name, message=message))
+
+    pos = state.pos.normalized(loader)
+    same_stream = state.previous is None or state.previous.loader.same_stream(loader)
+    if entry is not None:
+        # Rule "call identity": resume to the target stored when the call started.
+        origin, target = entry.origin, entry.target
+        if _request_changed(call, entry):
+            say(
+                "script-changed",
+                f"call {name!r} changed since it started ({_describe_change(call, entry)}); "
+                f"it keeps the target stored when it started, {target}",
+            )
+        same_stream = entry.loader.same_stream(loader)
+        if not same_stream:
+            say(
+                "loader-changed",
+                f"the loader of call {name!r} changed since it started "
+                f"({_describe_loader(entry.loader)} -> {_describe_loader(loader)}); the data "
+                "position of the checkpoint does not apply to it: it starts a new epoch",
+            )
+        elif entry.loader.batch_size != loader.batch_size:
+            say(
+                "batch-size-changed",
+                f"batch size {entry.loader.batch_size} -> {loader.batch_size}: the data "
+                f"position is kept in samples ({pos.sample_in_epoch} into epoch {pos.epoch})",
+            )
+            if target.unit is Unit.BA:
+                say(
+                    "ba-target-batch-size-changed",
+                    f"target {target} counts optimizer steps, set at batch size "
+                    f"{entry.loader.batch_size}; at batch size {loader.batch_size} each step "
+                    f"trains {loader.batch_size} samples instead, so the call trains "
+                    "a different number of samples; give the target in sp, tok or ep to keep "
+                    "its meaning",
+                )
+        if not same_stream and not pos.at_epoch_start:
+            abandoned = _rest_of_epoch(pos, entry.loader)
+            pos = pos.close_epoch()
+    else:
+        if call.reset_time or state.fresh_clock:
+            # Rule "reset_time" / "weights": a fresh run clock starts at an epoch start.
+            if not pos.at_epoch_start:
+                abandoned = _rest_of_epoch(pos, state.previous.loader if state.previous else loader)
+                pos = pos.close_epoch()
+            state.origin = pos
+            state.previous = None
+            if call.reset_time:
+                say("clock-reset", f"the run clock restarts at step {pos.batch}")
+            else:
+                say(
+                    "fresh-clock",
+                    f"weights only: a fresh run clock starts at lifetime step {pos.batch}",
+                )
+            state.fresh_clock = False
+            same_stream = True
+        elif not same_stream and not pos.at_epoch_start:
+            # Rule "a new loader starts a new epoch".
+            assert state.previous is not None
+            abandoned = _rest_of_epoch(pos, state.previous.loader)
+            pos = pos.close_epoch()
+        origin = state.origin
+        try:
+            target = _target(call, config, pos, origin, state.previous)
+        except (FitCallError, ConversionError) as error:
+            say(_error_code(error), str(error))
+            return _empty(index, name, call, pos, origin, state, diagnostics)
+        if abandoned is not None:
+            say(
+                "epoch-abandoned",
+                f"call {name!r} starts a new epoch: the rest of the previous epoch "
+                f"({abandoned}) is not read",
+            )
+
+    # Rule "mid-epoch resume": where the data resumes inside an interrupted epoch.
+    if state.at_resume_point and same_stream and not pos.at_epoch_start:
+        replayed, skipped, pos = _apply_data_policy(pos, loader, config, checkpoint, say)
+    state.at_resume_point = False
+
+    runtime = target.unit is Unit.TOK and loader.tokens_per_sample is None
+    if runtime:
+        bound = _runtime_token_bound(call, pos, origin, target, say)
+        if bound is None:
+            return _empty(index, name, call, pos, origin, state, diagnostics)
+        steps = bound
+    else:
+        try:
+            steps = pos.steps_until(target, loader=loader, since=origin)
+        except ConversionError as error:
+            say(_error_code(error), str(error))
+            return _empty(index, name, call, pos, origin, state, diagnostics)
+    stop = pos.advance(loader, steps)
+    if steps == 0 and entry is None:
+        reached = _describe_position(pos, target.unit, loader, origin)
+        say(
+            "target-already-reached",
+            f"the target {target} is already reached (the run clock is at {reached}); "
+            "the call trains 0 steps",
+        )
+    elif not runtime:
+        landed = stop.time_in(target.unit, loader=loader, since=origin)
+        if landed != target and steps > 0:
+            say(
+                "target-rounded",
+                f"{target} falls inside a step: the call stops at the first step boundary past "
+                f"it, {_describe_position(stop, target.unit, loader, origin)}",
+            )
+    new_entry = _entry_for(name, call, pos, origin, target, stop, entry)
+    segment = Segment(
+        index=index,
+        name=name,
+        action=Action.RUN if entry is None else Action.RESUME,
+        loader=loader,
+        start=pos,
+        stop=stop,
+        steps=steps,
+        start_step=state.step,
+        target=target,
+        origin=origin,
+        entry=new_entry,
+        replayed=replayed,
+        skipped=skipped,
+        abandoned=abandoned,
+        stop_at_runtime=runtime,
+        diagnostics=tuple(diagnostics),
+    )
+    state.pos = stop
+    state.step += steps
+    state.origin = origin
+    state.previous = _Previous(loader, target)
+    return segment
+
+
+def _target(
+    call: FitCall,
+    config: RunConfig,
+    pos: Progress,
+    origin: Progress,
+    previous: _Previous | None,
+) -> Time:
+    """Rules "absolute and relative targets" and "anchoring"."""
+    if call.until is not None:
+        until = call.until
+        return resolve_dur(until, config.max_duration) if until.unit is Unit.DUR else until
+    if call.duration is not None:
+        duration = call.duration
+        if duration.unit is Unit.DUR:
+            duration = resolve_dur(duration, config.max_duration)
+        if (
+            previous is not None
+            and previous.target.unit is duration.unit
+            and previous.loader.same_stream(call.loader)
+        ):
+            anchor = previous.target
+        else:
+            anchor = pos.time_in(duration.unit, loader=call.loader, since=origin)
+        return anchor + duration
+    if config.max_duration is None:
+        raise FitCallError(
+            "no duration anywhere: the call gives neither duration= nor until=, and the run "
+            "has no max_duration; give one of them"
+        )
+    return config.max_duration
+
+
+def _apply_data_policy(
+    pos: Progress,
+    loader: Loader,
+    config: RunConfig,
+    checkpoint: Checkpoint | None,
+    say: _Say,
+) -> tuple[SampleRange | None, SampleRange | None, Progress]:
+    where = f"{pos.sample_in_epoch} samples into epoch {pos.epoch}"
+    if config.data is DataPolicy.REPLAY_EPOCH:
+        replayed = SampleRange(pos.epoch, 0, pos.sample_in_epoch)
+        say(
+            "data-replayed",
+            f"the checkpoint is {where}; the epoch is read again from its start: "
+            f"{replayed} are trained twice",
+        )
+        return replayed, None, pos.restart_epoch()
+    if config.data is DataPolicy.NEXT_EPOCH:
+        end = loader.samples if loader.samples is not None else pos.sample_in_epoch
+        skipped = SampleRange(pos.epoch, pos.sample_in_epoch, end)
+        say(
+            "data-skipped",
+            f"the checkpoint is {where}; training goes on from the next epoch: "
+            f"{skipped} are never read",
+        )
+        return None, skipped, pos.close_epoch()
+    if checkpoint is not None and not checkpoint.loader_state:
+        say(
+            "mid-epoch-no-loader-state",
+            f"the checkpoint is {where} but saved no loader state: an exact resume needs "
+            f"the loader to start at sample {pos.sample_in_epoch} of the epoch (a stateful "
+            "loader, or a sampler that skips); a plain DataLoader would replay the epoch from "
+            "its start (data policy replay_epoch)",
+        )
+    return None, None, pos
+
+
+def _runtime_token_bound(
+    call: FitCall, pos: Progress, origin: Progress, target: Time, say: _Say
+) -> int | None:
+    """Rule "tokens of unknown length": the stop is decided at run time; bound it."""
+    if pos.token is None or origin.token is None:
+        say(
+            "tokens-unknown",
+            f"the token count at this point is unknown, so {target} cannot be placed; give "
+            "the loaders tokens_per_sample, or report measured tokens with every step",
+        )
+        return None
+    missing = origin.token + int(target.value) - pos.token
+    if missing <= 0:
+        return 0
+    # Every sample carries at least one token, so `missing` samples always suffice.
+    most = pos.steps_until(Time(pos.sample + missing, Unit.SP), loader=call.loader)
+    say(
+        "token-stop-at-runtime",
+        f"the loader's tokens_per_sample is unknown, so {target} is reached at run time: "
+        f"after 1 to {most} steps (at least one token a sample); later calls are planned "
+        "from the latest stop and must be planned again when this call ends",
+    )
+    return most
+
+
+def _empty(
+    index: int,
+    name: str,
+    call: FitCall,
+    pos: Progress,
+    origin: Progress,
+    state: _State,
+    diagnostics: list[Diagnostic],
+) -> Segment:
+    """A call that cannot be planned: 0 steps, its errors said."""
+    target = Time(0, Unit.BA)
+    state.at_resume_point = False
+    state.pos = pos
+    return Segment(
+        index=index,
+        name=name,
+        action=Action.RUN,
+        loader=call.loader,
+        start=pos,
+        stop=pos,
+        steps=0,
+        start_step=state.step,
+        target=target,
+        origin=origin,
+        entry=_entry_for(name, call, pos, origin, target, pos, None),
+        diagnostics=tuple(diagnostics),
+    )
+
+
+def _entry_for(
+    name: str,
+    call: FitCall,
+    start: Progress,
+    origin: Progress,
+    target: Time,
+    stop: Progress,
+    previous: LedgerEntry | None,
+) -> LedgerEntry:
+    """The ledger entry of a call once it has run to ``stop``."""
+    if previous is not None:
+        return attrs.evolve(previous, loader=call.loader, finished=True, stop=stop)
+    return LedgerEntry(
+        name=name,
+        fingerprint=call.fingerprint(),
+        loader=call.loader,
+        duration=call.duration,
+        until=call.until,
+        reset_time=call.reset_time,
+        start=start,
+        origin=origin,
+        target=target,
+        finished=True,
+        stop=stop,
+    )
+
+
+def _error_code(error: Exception) -> str:
+    if isinstance(error, ConversionError):
+        if error.missing in ("progress.token", "loader.tokens_per_sample"):
+            return "tokens-unknown"
+        return "cannot-convert"
+    return "no-duration"
+
+
+def _request_changed(call: FitCall, entry: LedgerEntry) -> bool:
+    return (call.duration, call.until, call.reset_time) != (
+        entry.duration,
+        entry.until,
+        entry.reset_time,
+    )
+
+
+def _describe_change(call: FitCall, entry: LedgerEntry) -> str:
+    changes = []
+    for field in ("duration", "until", "reset_time"):
+        old, new = getattr(entry, field), getattr(call, field)
+        if old != new:
+            changes.append(f"{field} {_text(old)} -> {_text(new)}")
+    if not entry.loader.same_stream(call.loader):
+        old, new = _describe_loader(entry.loader), _describe_loader(call.loader)
+        changes.append(f"loader {old} -> {new}")
+    return ", ".join(changes) or "no change"
+
+
+def _text(value: object) -> str:
+    return "none" if value is None else str(value)
+
+
+def _describe_loader(loader: Loader) -> str:
+    name = f"{loader.name}: " if loader.name else ""
+    samples = "stream" if loader.samples is None else f"{loader.samples} samples"
+    return f"{name}{samples}, batch {loader.batch_size}"
+
+
+def _describe_position(pos: Progress, unit: Unit, loader: Loader, origin: Progress) -> str:
+    try:
+        return str(pos.time_in(unit, loader=loader, since=origin))
+    except ConversionError:
+        return f"step {pos.batch}"
+
+
+def _rest_of_epoch(pos: Progress, loader: Loader) -> SampleRange:
+    end = loader.samples if loader.samples is not None else pos.sample_in_epoch
+    return SampleRange(pos.epoch, pos.sample_in_epoch, max(end, pos.sample_in_epoch))

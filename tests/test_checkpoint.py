@@ -1,0 +1,115 @@
+"""Checkpoints: the versioned JSON form round-trips, golden files stay readable, bad data is
+rejected with the place it is wrong."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from durations import Checkpoint, CheckpointFormatError, FitCall, Loader, RunConfig, plan
+
+from .strategies import scripts
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@given(scripts(), st.data())
+def test_round_trip(script: tuple[RunConfig, tuple[FitCall, ...]], data: st.DataObject) -> None:
+    """from_dict(to_dict(c)) == c, through JSON text too, for checkpoints of generated plans."""
+    config, calls = script
+    p = plan(config, calls)
+    checkpoint = p.checkpoint_at(data.draw(st.integers(0, p.total_steps)))
+    assert Checkpoint.from_dict(checkpoint.to_dict()) == checkpoint
+    assert Checkpoint.from_dict(json.loads(json.dumps(checkpoint.to_dict()))) == checkpoint
+
+
+def test_without_ledger_round_trips() -> None:
+    """A foreign checkpoint (no ledger) keeps ledger=None, not an empty ledger."""
+    checkpoint = Checkpoint.from_dict(
+        {
+            "format": 1,
+            "loader_state": False,
+            "ledger": None,
+            "progress": {
+                "epoch": 1, "batch": 13, "sample": 130, "token": None,
+                "batch_in_epoch": 3, "sample_in_epoch": 30, "token_in_epoch": None,
+            },
+        }
+    )  # fmt: skip
+    assert checkpoint.ledger is None
+    assert Checkpoint.from_dict(checkpoint.to_dict()) == checkpoint
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("checkpoint-v*.json")), ids=lambda p: p.name)
+def test_golden_files_load(path: Path) -> None:
+    """Every checkpoint format ever written still loads, and version 1 writes back unchanged."""
+    data = json.loads(path.read_text())
+    checkpoint = Checkpoint.from_dict(data)
+    if data["format"] == 1:
+        assert checkpoint.to_dict() == data
+
+
+def test_golden_v1_resumes_the_two_phase_run() -> None:
+    """The pinned checkpoint (step 65 of the two-phase run) resumes to the same end."""
+    pretrain = Loader(samples=1_000, batch_size=32, tokens_per_sample=16, name="pretrain")
+    curated = Loader(samples=200, batch_size=8, tokens_per_sample=16, name="curated")
+    calls = [FitCall(loader=pretrain), FitCall(loader=curated, duration="0.1ep", name="anneal")]
+    config = RunConfig(max_duration="2ep")
+    checkpoint = Checkpoint.from_dict(json.loads((GOLDEN / "checkpoint-v1.json").read_text()))
+    resumed = plan(config, calls, checkpoint)
+    assert resumed.stop == plan(config, calls).stop
+    assert resumed.total_steps == 2
+
+
+def _golden() -> dict[str, Any]:
+    return json.loads((GOLDEN / "checkpoint-v1.json").read_text())  # type: ignore[no-any-return]
+
+
+def _broken(edit: str) -> dict[str, Any]:
+    data = copy.deepcopy(_golden())
+    exec(edit, {"d": data})
+    return data
+
+
+# (edit applied to the golden checkpoint, the place named, the reason)
+MALFORMED = [
+    ("d['format'] = 2", "format", "format 2 is newer than this version of durations reads"),
+    ("d['format'] = 0", "format", "unknown format 0"),
+    ("d['format'] = '1'", "format", "expected a whole number, got '1'"),
+    ("del d['format']", "format", "missing"),
+    ("d['surprise'] = 1", "", "unknown keys ['surprise']"),  # nothing is silently dropped
+    ("del d['progress']['sample']", "progress.sample", "missing"),
+    ("d['progress']['batch'] = -1", "progress", "expected a whole number >= 0"),
+    ("d['progress']['batch'] = True", "progress.batch", "expected a whole number, got True"),
+    ("d['progress']['batch_in_epoch'] = 10**6", "progress", "exceeds the lifetime batch"),
+    ("d['loader_state'] = 'yes'", "loader_state", "expected true or false"),
+    ("d['ledger'] = {}", "ledger", "expected a list or null"),
+    ("d['ledger'][0]['target'] = '2 ep'", "ledger[0].target", "whitespace inside"),
+    ("d['ledger'][0]['loader']['batch_size'] = 0", "ledger[0].loader", "invalid loader batch_size"),
+    ("d['ledger'][0]['stop'] = None", "ledger[0]", "is finished but has no stop"),
+    ("d['ledger'][1]['name'] = d['ledger'][0]['name']", "", "duplicate call names"),
+    ("d['ledger'][0]['extra'] = 1", "ledger[0]", "unknown keys ['extra']"),
+    ("d['ledger'] = [1]", "ledger[0]", "expected an object, got int"),
+]
+
+
+@pytest.mark.parametrize(("edit", "where", "reason"), MALFORMED)
+def test_malformed(edit: str, where: str, reason: str) -> None:
+    """Each malformed checkpoint is rejected with the place in the data and the reason."""
+    with pytest.raises(CheckpointFormatError) as info:
+        Checkpoint.from_dict(_broken(edit))
+    assert info.value.path == where
+    assert reason in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_not_an_object() -> None:
+    """A JSON list, string or number is not a checkpoint."""
+    with pytest.raises(CheckpointFormatError, match="expected an object, got list"):
+        Checkpoint.from_dict([])

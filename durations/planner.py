@@ -30,7 +30,8 @@ class _Previous:
     """The call before the one being planned: its stream and its target (for anchoring)."""
 
     loader: Loader
-    target: Time
+    #: ``None`` when the previous call did not reach its target (it was interrupted).
+    target: Time | None
 
 
 @attrs.define
@@ -80,7 +81,9 @@ def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | N
         state = _State(
             pos=checkpoint.progress,
             origin=last.origin if last else ZERO,
-            previous=_Previous(last.loader, last.target) if last else None,
+            previous=_Previous(last.loader, last.target if last.finished else None)
+            if last
+            else None,
             at_resume_point=True,
         )
         if config.resume is ResumeMode.CONTINUE:
@@ -306,11 +309,12 @@ def _train(
         )
     elif not runtime:
         landed = stop.time_in(target.unit, loader=loader, since=origin)
+        landed_text = _describe_position(stop, target.unit, loader, origin)
         if landed != target and steps > 0:
             say(
                 "target-rounded",
-                f"{target} falls inside a step: the call stops at the first step boundary past "
-                f"it, {_describe_position(stop, target.unit, loader, origin)}",
+                f"the target {target} on the run clock falls inside a step: the call stops at "
+                f"the first step boundary past it, {landed_text}",
             )
     new_entry = _entry_for(name, call, pos, origin, target, stop, entry)
     segment = Segment(
@@ -355,6 +359,7 @@ def _target(
             duration = resolve_dur(duration, config.max_duration)
         if (
             previous is not None
+            and previous.target is not None
             and previous.target.unit is duration.unit
             and previous.loader.same_stream(call.loader)
         ):

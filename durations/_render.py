@@ -1,0 +1,320 @@
+"""Rendering plans, conversions and checkpoints for people (text) and programs (JSON)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ._grammar import format_number
+from .checkpoint import Checkpoint, LedgerEntry
+from .diagnostics import Diagnostic
+from .errors import ConversionError
+from .loader import Loader
+from .plan import Action, Plan, SampleRange, Segment
+from .progress import Progress
+from .time import Time
+from .units import Unit
+
+TIMELINE_WIDTH = 60
+
+
+def number(value: int | Fraction | None) -> str:
+    """A count grouped by thousands (``3,908``); a ratio exactly (``2.1``, ``1/3``)."""
+    if value is None:
+        return "?"
+    if isinstance(value, Fraction) and value.denominator != 1:
+        return format_number(value)
+    return f"{int(value):,}"
+
+
+# -- plans -----------------------------------------------------------------------------------
+
+
+def plan_text(plan: Plan) -> str:
+    config = plan.config
+    head = [
+        f"run: max_duration {'none' if config.max_duration is None else config.max_duration}"
+        f" · resume {config.resume.value} · data {config.data.value}",
+    ]
+    if plan.checkpoint is not None:
+        head.append(f"from: {_position(plan.start)}")
+    rows = [
+        ["call", "action", "loader", "start", "stop", "steps", "epochs", "samples", "tokens"],
+        *(_segment_row(s) for s in plan.segments),
+    ]
+    lines = [*head, "", *_table(rows, frozenset({3, 4, 5, 6, 7, 8})), ""]
+    lines.append(f"total: {number(plan.total_steps)} steps · ends at {_position(plan.stop)}")
+    lines.append("")
+    lines.extend(timeline(plan))
+    if plan.diagnostics:
+        lines.append("")
+        lines.append("diagnostics:")
+        lines.extend(f"  {_diagnostic(d)}" for d in plan.diagnostics)
+    return "\n".join(lines) + "\n"
+
+
+def _segment_row(s: Segment) -> list[str]:
+    steps = number(s.steps) if s.action is not Action.SKIP else "-"
+    if s.stop_at_runtime:
+        steps = f"<={steps}"
+    return [
+        s.name,
+        s.action.value,
+        s.loader.name or "-",
+        f"{number(s.start.batch)}ba",
+        f"{number(s.stop.batch)}ba",
+        steps,
+        _epochs(s.start, s.stop, s.loader),
+        number(s.stop.sample - s.start.sample),
+        _difference(s.stop.token, s.start.token),
+    ]
+
+
+def _epochs(start: Progress, stop: Progress, loader: Loader) -> str:
+    if loader.samples is None:
+        return "-"
+    delta = (
+        stop.epoch
+        - start.epoch
+        + Fraction(stop.sample_in_epoch - start.sample_in_epoch, loader.samples)
+    )
+    return number(delta) if delta.denominator == 1 else format_number(delta)
+
+
+def _difference(stop: int | None, start: int | None) -> str:
+    return "?" if stop is None or start is None else number(stop - start)
+
+
+def _position(p: Progress) -> str:
+    tokens = "" if p.token is None else f", token {number(p.token)}"
+    return (
+        f"step {number(p.batch)} · epoch {number(p.epoch)}, {number(p.sample_in_epoch)} samples "
+        f"in · sample {number(p.sample)}{tokens}"
+    )
+
+
+def _diagnostic(d: Diagnostic) -> str:
+    where = f" [{d.call}]" if d.call else ""
+    return f"{d.severity.value:<7} {d.code}{where}: {d.message}"
+
+
+def _table(rows: list[list[str]], numeric: frozenset[int] = frozenset()) -> list[str]:
+    """Columns padded to their widest cell; ``numeric`` columns aligned right."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def timeline(plan: Plan) -> list[str]:
+    """One line, one span per fit call, proportional to steps, with a legend.
+
+    ``.`` trained before the checkpoint, ``>`` where training resumes, ``=`` steps to train,
+    ``R`` steps that read replayed samples, ``x`` an epoch's samples skipped or abandoned.
+    """
+    spans: list[tuple[str, list[tuple[str, int]]]] = []
+    for s in plan.segments:
+        parts: list[tuple[str, int]] = []
+        done = s.entry.start.batch if s.action is Action.SKIP else s.start.batch
+        if s.action is Action.SKIP and s.entry.stop is not None:
+            parts.append((".", s.entry.stop.batch - s.entry.start.batch))
+        elif s.action is Action.RESUME:
+            parts.append((".", max(0, done - s.entry.start.batch)))
+        for gap in (s.abandoned, s.skipped):
+            if gap is not None:
+                parts.append(("x", _steps_of(gap, s.loader)))
+        replay = 0 if s.replayed is None else min(s.steps, _steps_of(s.replayed, s.loader))
+        if s.action is Action.RESUME or (plan.checkpoint is not None and s is _first_active(plan)):
+            parts.append((">", 0))
+        parts.append(("R", replay))
+        parts.append(("=", s.steps - replay))
+        spans.append((s.name, parts))
+    weights = [w for _, parts in spans for _, w in parts]
+    cells = _allocate(weights, TIMELINE_WIDTH)
+    line, labels, k = "", "", 0
+    for name, parts in spans:
+        start = len(line)
+        line += "|"
+        for char, _ in parts:
+            width = cells[k]
+            k += 1
+            line += ">" if char == ">" else char * width
+        labels += " " * (start - len(labels)) + name
+    line += "|"
+    used = set(line)
+    meanings = [
+        (".", "done before the checkpoint"),
+        (">", "resume"),
+        ("=", "to train"),
+        ("R", "replays samples"),
+        ("x", "samples skipped"),
+    ]
+    legend = " · ".join(f"'{char}' {meaning}" for char, meaning in meanings if char in used)
+    return [f"timeline: {line}", f"          {labels}", f"          {legend}"]
+
+
+def _first_active(plan: Plan) -> Segment | None:
+    return next((s for s in plan.segments if s.action is not Action.SKIP), None)
+
+
+def _steps_of(samples: SampleRange, loader: Loader) -> int:
+    return -(-samples.samples // loader.batch_size)
+
+
+def _allocate(weights: list[int], width: int) -> list[int]:
+    """Cells for each weight: proportional, at least one for any non-zero weight."""
+    total = sum(weights)
+    if total == 0:
+        return [0] * len(weights)
+    return [max(1, w * width // total) if w else 0 for w in weights]
+
+
+# -- JSON --------------------------------------------------------------------------------------
+
+
+def progress_json(p: Progress) -> dict[str, Any]:
+    return {
+        "epoch": p.epoch,
+        "batch": p.batch,
+        "sample": p.sample,
+        "token": p.token,
+        "batch_in_epoch": p.batch_in_epoch,
+        "sample_in_epoch": p.sample_in_epoch,
+        "token_in_epoch": p.token_in_epoch,
+    }
+
+
+def _range_json(r: SampleRange | None) -> dict[str, int] | None:
+    return None if r is None else {"epoch": r.epoch, "start": r.start, "stop": r.stop}
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    return {
+        "config": {
+            "max_duration": None
+            if plan.config.max_duration is None
+            else str(plan.config.max_duration),
+            "resume": plan.config.resume.value,
+            "data": plan.config.data.value,
+        },
+        "start": progress_json(plan.start),
+        "stop": progress_json(plan.stop),
+        "total_steps": plan.total_steps,
+        "complete": plan.complete,
+        "ok": plan.ok,
+        "segments": [
+            {
+                "name": s.name,
+                "action": s.action.value,
+                "loader": s.loader.name,
+                "steps": s.steps,
+                "start_step": s.start_step,
+                "start": progress_json(s.start),
+                "stop": progress_json(s.stop),
+                "target": str(s.target),
+                "origin": progress_json(s.origin),
+                "replayed": _range_json(s.replayed),
+                "skipped": _range_json(s.skipped),
+                "abandoned": _range_json(s.abandoned),
+                "stop_at_runtime": s.stop_at_runtime,
+            }
+            for s in plan.segments
+        ],
+        "diagnostics": [
+            {"code": d.code, "severity": d.severity.value, "message": d.message, "call": d.call}
+            for d in plan.diagnostics
+        ],
+    }
+
+
+# -- conversions -------------------------------------------------------------------------------
+
+
+def convert_text(target: Time, loader: Loader) -> str:
+    """``target`` in every unit, at the start of a run on ``loader``."""
+    geometry = (
+        f"{number(loader.samples)} samples an epoch" if loader.samples is not None else "a stream"
+    )
+    tokens = (
+        f", {number(loader.tokens_per_sample)} tokens a sample"
+        if loader.tokens_per_sample is not None
+        else ""
+    )
+    drop = ", drop_last" if loader.drop_last else ""
+    lines = [f"{target} on {geometry}, batch {number(loader.batch_size)}{tokens}{drop}:"]
+    start = Progress()
+    try:
+        steps = start.steps_until(target, loader=loader)
+    except ConversionError as error:
+        lines.append(f"  {error}")
+        return "\n".join(lines) + "\n"
+    stop = start.advance(loader, steps)
+    for unit in (Unit.BA, Unit.SP, Unit.EP, Unit.TOK):
+        try:
+            reached = stop.time_in(unit, loader=loader)
+        except ConversionError as error:
+            lines.append(f"  {unit.value:<4}unknown: {_missing_hint(error)}")
+            continue
+        note = ""
+        if unit is target.unit and reached != target:
+            note = f"   (the first step boundary at or past {target})"
+        elif unit is Unit.BA:
+            note = "   (optimizer steps to reach it)"
+        lines.append(f"  {unit.value:<4}{number(reached.value)}{note}")
+    return "\n".join(lines) + "\n"
+
+
+def _missing_hint(error: ConversionError) -> str:
+    hints = {
+        "loader.samples": "give --samples",
+        "loader.tokens_per_sample": "give --tokens-per-sample",
+        "progress.token": "give --tokens-per-sample",
+    }
+    return hints.get(error.missing, str(error))
+
+
+# -- checkpoints -------------------------------------------------------------------------------
+
+
+def checkpoint_text(checkpoint: Checkpoint, source: str) -> str:
+    from .checkpoint import FORMAT
+
+    state = "loader state saved" if checkpoint.loader_state else "no loader state"
+    lines = [
+        f"{source}: durations checkpoint, format {FORMAT}, {state}",
+        f"progress: {_position(checkpoint.progress)}",
+    ]
+    if checkpoint.ledger is None:
+        lines.append("ledger: none (a checkpoint without a ledger is located in the script's plan)")
+    else:
+        lines.append(f"ledger: {len(checkpoint.ledger)} call(s)")
+        rows = [["call", "state", "loader", "asked", "start", "target", "stop", "fingerprint"]]
+        rows.extend(_entry_row(e) for e in checkpoint.ledger)
+        lines.extend("  " + line for line in _table(rows, frozenset({4, 6})))
+    return "\n".join(lines) + "\n"
+
+
+def _entry_row(e: LedgerEntry) -> list[str]:
+    if e.duration is not None:
+        asked = f"duration {e.duration}"
+    elif e.until is not None:
+        asked = f"until {e.until}"
+    else:
+        asked = "max_duration"
+    if e.reset_time:
+        asked += ", reset_time"
+    return [
+        e.name,
+        "finished" if e.finished else "started",
+        e.loader.name or "-",
+        asked,
+        f"{number(e.start.batch)}ba",
+        str(e.target),
+        "-" if e.stop is None else f"{number(e.stop.batch)}ba",
+        e.fingerprint,
+    ]

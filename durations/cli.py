@@ -1,0 +1,254 @@
+"""The ``durations`` command: a thin shell that reads files and prints what the core computes.
+
+Exit codes: 0 success; 1 the plan has an error diagnostic; 2 bad input (a message on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import attrs
+
+from . import _render
+from .checkpoint import Checkpoint
+from .errors import DurationsError, TimeParseError
+from .fit import DataPolicy, ResumeMode
+from .loader import Loader
+from .plan import Plan
+from .planner import plan
+from .readers import ExternalState, read_checkpoint
+from .scenario import Scenario
+from .time import Time
+from .units import Unit
+
+__all__ = ["main"]
+
+
+class InputError(Exception):
+    """Bad input: printed as one paragraph, exit code 2."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except (InputError, DurationsError, OSError) as error:
+        message = str(error)
+        if isinstance(error, OSError):
+            message = f"cannot read {error.filename}: {error.strerror}"
+        print(f"durations: error: {message}", file=sys.stderr)
+        return 2
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="durations",
+        description="Exact training durations, resumes and multi-phase plans.",
+        epilog=textwrap.dedent(
+            """\
+            examples:
+              durations plan examples/two-phase.toml
+              durations plan examples/two-phase.toml --resume-from 0.5ep
+              durations convert 2.1ep --samples 1000000 --batch-size 512
+              durations inspect examples/checkpoints/mid-epoch.json
+            """
+        ),
+        formatter_class=formatter,
+    )
+    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+
+    p = commands.add_parser(
+        "plan",
+        help="print the plan of a scenario file",
+        description="Print the exact plan of a scenario file: one row per fit call, the total, "
+        "a timeline, and the diagnostics.",
+        epilog=textwrap.dedent(
+            """\
+            examples:
+              durations plan examples/two-phase.toml
+              durations plan examples/two-phase.toml --json
+              durations plan examples/two-phase.toml --resume-from 13ba   # crash at step 13?
+              durations plan examples/two-phase.toml --resume-from runs/checkpoint-500
+              durations plan examples/mid-epoch-exact.toml --data replay_epoch
+            """
+        ),
+        formatter_class=formatter,
+    )
+    p.add_argument("scenario", help="a scenario TOML file (docs/scenario-files.md)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument(
+        "--resume-from",
+        metavar="TIME|PATH",
+        help="plan the re-run from a checkpoint: a time (the checkpoint this script's own plan "
+        "writes there, e.g. 13ba or 0.5ep) or a path (a durations checkpoint JSON, or a Hugging "
+        "Face checkpoint directory or trainer_state.json); overrides [resume] checkpoint",
+    )
+    p.add_argument("--mode", choices=[m.value for m in ResumeMode], help="override [resume] mode")
+    p.add_argument("--data", choices=[d.value for d in DataPolicy], help="override [resume] data")
+    p.set_defaults(run=_plan)
+
+    c = commands.add_parser(
+        "convert",
+        help="print a time in every unit at the start of a run",
+        description="Print a time in every unit it converts to at the start of a run, exactly, "
+        "and say which conversions need more information.",
+        epilog=textwrap.dedent(
+            """\
+            examples:
+              durations convert 2.1ep --samples 1000000 --batch-size 512
+              durations convert 1e9tok --samples 1000000 --batch-size 512 --tokens-per-sample 2048
+            """
+        ),
+        formatter_class=formatter,
+    )
+    c.add_argument("time", help="a time string such as 2.1ep, 1000ba, 1e9tok")
+    c.add_argument("--samples", type=_positive, help="samples per epoch (omit for a stream)")
+    c.add_argument("--batch-size", type=_positive, required=True, help="global batch size")
+    c.add_argument("--tokens-per-sample", type=_positive, help="tokens in every sample")
+    c.add_argument("--drop-last", action="store_true", help="the incomplete last batch is dropped")
+    c.set_defaults(run=_convert)
+
+    i = commands.add_parser(
+        "inspect",
+        help="print what a checkpoint says",
+        description="Print what a checkpoint says: progress, ledger, format version.",
+        epilog="example:\n  durations inspect examples/checkpoints/mid-epoch.json",
+        formatter_class=formatter,
+    )
+    i.add_argument("path", help="a durations checkpoint JSON, or a Hugging Face checkpoint")
+    i.set_defaults(run=_inspect)
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number > 0, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number > 0, got {text!r}")
+    return value
+
+
+# -- plan ------------------------------------------------------------------------------------
+
+
+def _plan(args: argparse.Namespace) -> int:
+    path = Path(args.scenario)
+    scenario = Scenario.from_toml(path.read_text(encoding="utf-8"), source=str(path))
+    config = scenario.config
+    if args.mode is not None:
+        config = attrs.evolve(config, resume=args.mode)
+    if args.data is not None:
+        config = attrs.evolve(config, data=args.data)
+    notes: list[str] = []
+    checkpoint = _checkpoint(args, scenario, path, notes)
+    result = plan(config, scenario.calls, checkpoint)
+    if args.json:
+        print(json.dumps(_render.plan_json(result), indent=2))
+    else:
+        for note in notes:
+            print(note)
+        print(_render.plan_text(result), end="")
+    return 0 if result.ok else 1
+
+
+def _checkpoint(
+    args: argparse.Namespace,
+    scenario: Scenario,
+    scenario_path: Path,
+    notes: list[str],
+) -> Checkpoint | None:
+    fresh: Plan | None = None
+
+    def own_plan() -> Plan:
+        nonlocal fresh
+        if fresh is None:
+            fresh = plan(attrs.evolve(scenario.config, resume=ResumeMode.CONTINUE), scenario.calls)
+        return fresh
+
+    source = args.resume_from
+    if source is None:
+        if scenario.checkpoint is None:
+            return None
+        target = Path(scenario.checkpoint)
+        if not target.is_absolute():
+            target = scenario_path.parent / target
+        return _read(target, own_plan, notes)
+    try:
+        when = Time.parse(source)
+    except TimeParseError as error:
+        if Path(source).exists():
+            return _read(Path(source), own_plan, notes)
+        raise InputError(
+            f"--resume-from {source!r} is neither a time ({error.reason}) nor an existing path"
+        ) from None
+    fresh_plan = own_plan()
+    # Nba is "after N steps of this plan"; other units are found on the run clock (resolve).
+    if when.unit is Unit.BA:
+        step = int(when.value) if when.value <= fresh_plan.total_steps else None
+    else:
+        step = fresh_plan.resolve(when)
+    if step is None:
+        raise InputError(
+            f"--resume-from {when}: this script's plan ends before {when} "
+            f"(it ends after {fresh_plan.total_steps:,} steps)"
+        )
+    notes.append(f"resuming from the checkpoint this script writes at {when}: step {step:,}")
+    return fresh_plan.checkpoint_at(step)
+
+
+def _read(path: Path, own_plan: Callable[[], Plan], notes: list[str]) -> Checkpoint:
+    found = read_checkpoint(path)
+    if isinstance(found, ExternalState):
+        fresh = own_plan()
+        details = ", ".join(f"{k}={v}" for k, v in found.details.items())
+        epoch = "" if found.epoch is None else f", epoch={_render.number(found.epoch)}"
+        notes.append(
+            f"read {found.trainer} checkpoint {found.path}: global_step={found.global_step}"
+            f"{epoch}{', ' + details if details else ''}; located by its step in this script's plan"
+        )
+        return found.locate(fresh)
+    return found
+
+
+# -- convert and inspect ----------------------------------------------------------------------
+
+
+def _convert(args: argparse.Namespace) -> int:
+    target = Time.parse(args.time)
+    loader = Loader(
+        samples=args.samples,
+        batch_size=args.batch_size,
+        drop_last=args.drop_last,
+        tokens_per_sample=args.tokens_per_sample,
+    )
+    print(_render.convert_text(target, loader), end="")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    found = read_checkpoint(Path(args.path))
+    if isinstance(found, ExternalState):
+        epoch = "unknown" if found.epoch is None else _render.number(found.epoch)
+        print(f"{found.path}: {found.trainer} checkpoint (no ledger)")
+        print(f"global_step: {found.global_step:,}")
+        print(f"epoch: {epoch}")
+        for key, value in found.details.items():
+            print(f"{key}: {value}")
+        return 0
+    print(_render.checkpoint_text(found, args.path), end="")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

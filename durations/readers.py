@@ -1,0 +1,99 @@
+"""Reading checkpoints from disk: ``durations`` JSON, and what other trainers write.
+
+This is a shell around the pure core: it does I/O and nothing else. A trainer's own checkpoint
+has no ledger; it becomes a ``durations`` checkpoint once it is located in a script's plan
+(:meth:`ExternalState.locate`).
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .checkpoint import Checkpoint
+from .errors import CheckpointFormatError
+from .plan import Plan
+
+__all__ = ["ExternalState", "read_checkpoint"]
+
+
+@attrs.frozen(kw_only=True)
+class ExternalState:
+    """What another trainer's checkpoint says about progress.
+
+    ``global_step`` is its optimizer-step counter; ``details`` holds the other fields read, for
+    people (limits, batch size as the trainer records it).
+    """
+
+    trainer: str
+    path: str
+    global_step: int
+    epoch: Fraction | None
+    details: dict[str, Any]
+
+    def locate(self, fresh: Plan) -> Checkpoint:
+        """The ledger-less checkpoint at this step of ``fresh``, the script's own plan.
+
+        No loader state is recorded by these trainers, so ``loader_state`` is ``False``.
+        """
+        step = min(self.global_step, fresh.total_steps)
+        return Checkpoint(progress=fresh.progress_at(step), ledger=None, loader_state=False)
+
+
+def read_checkpoint(path: str | Path) -> Checkpoint | ExternalState:
+    """Read the checkpoint at ``path``.
+
+    Accepted: a ``durations`` checkpoint JSON file; a Hugging Face checkpoint directory
+    (``checkpoint-N/``) or its ``trainer_state.json``. Raises ``OSError`` when the path cannot be
+    read and :class:`~durations.CheckpointFormatError` when its content is not a checkpoint.
+    """
+    path = Path(path)
+    if path.is_dir():
+        state = path / "trainer_state.json"
+        if state.is_file():
+            return _read_transformers(state)
+        raise CheckpointFormatError(
+            "",
+            f"{path} is a directory without trainer_state.json; expected a durations checkpoint "
+            "file, a Hugging Face checkpoint directory, or its trainer_state.json",
+        )
+    data = _read_json(path)
+    if isinstance(data, dict) and "global_step" in data and "format" not in data:
+        return _read_transformers(path, data)
+    return Checkpoint.from_dict(data)
+
+
+def _read_json(path: Path) -> Any:
+    text = path.read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CheckpointFormatError("", f"{path} is not JSON: {error}") from None
+
+
+def _read_transformers(path: Path, data: Any = None) -> ExternalState:
+    """A Hugging Face ``trainer_state.json``: ``global_step``, float ``epoch``, and limits."""
+    if data is None:
+        data = _read_json(path)
+    if not isinstance(data, dict):
+        raise CheckpointFormatError("", f"{path}: expected a JSON object")
+    step = data.get("global_step")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise CheckpointFormatError("global_step", f"{path}: expected a whole number, got {step!r}")
+    epoch = data.get("epoch")
+    if epoch is not None and not isinstance(epoch, int | float):
+        raise CheckpointFormatError("epoch", f"{path}: expected a number, got {epoch!r}")
+    keys = ("max_steps", "num_train_epochs", "train_batch_size", "save_steps")
+    details = {key: data[key] for key in keys if key in data}
+    return ExternalState(
+        trainer="transformers",
+        path=str(path),
+        global_step=step,
+        # HF writes a float; its shortest repr is what it meant (1.3, not 1.29999...).
+        epoch=None if epoch is None else Fraction(repr(float(epoch))),
+        details=details,
+    )

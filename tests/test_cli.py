@@ -1,0 +1,268 @@
+"""The ``durations`` command, run as a real subprocess: examples, errors, JSON, --resume-from."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from durations import FitCall, RunConfig, plan
+from durations.scenario import Scenario
+
+from .strategies import scripts
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "durations", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def _scenario(name: str) -> Scenario:
+    path = EXAMPLES / name
+    return Scenario.from_toml(path.read_text(), source=str(path))
+
+
+# (example, exit code, steps to train, a line the output must have)
+EXAMPLE_RUNS = [
+    ("two-phase.toml", 0, 3940, "#1    run     curated   3,908ba  3,940ba     32"),
+    ("override-more.toml", 0, 12, "total: 12 steps · ends at step 22"),
+    ("override-until.toml", 0, 2, "total: 2 steps · ends at step 12"),
+    ("mid-epoch-exact.toml", 0, 170, "warning mid-epoch-no-loader-state"),
+    ("mid-epoch-replay.toml", 0, 200, "samples 0-2999 of epoch 1 are trained twice"),
+    ("mid-epoch-next.toml", 0, 100, "samples 3000-9999 of epoch 1 are never read"),
+    ("elastic.toml", 0, 85, "batch size 100 -> 200"),
+    ("finished.toml", 0, 0, "info    run-complete"),
+]
+
+
+@pytest.mark.parametrize(("example", "code", "steps", "line"), EXAMPLE_RUNS)
+def test_examples(example: str, code: int, steps: int, line: str) -> None:
+    """Each shipped example plans what its comment says, as text and as JSON."""
+    text = run("plan", f"examples/{example}")
+    assert (text.returncode, text.stderr) == (code, "")
+    assert line in text.stdout
+    as_json = json.loads(run("plan", f"examples/{example}", "--json").stdout)
+    assert as_json["total_steps"] == steps
+
+
+def test_every_example_is_tested() -> None:
+    """No example ships without a row above."""
+    assert {p.name for p in EXAMPLES.glob("*.toml")} == {row[0] for row in EXAMPLE_RUNS}
+
+
+def test_example_checkpoints_are_current() -> None:
+    """The shipped checkpoints are exactly what the library writes for those runs."""
+    sys.path.insert(0, str(EXAMPLES / "checkpoints"))
+    try:
+        import generate  # type: ignore[import-not-found]
+    finally:
+        sys.path.pop(0)
+    for name, checkpoint in generate.checkpoints().items():
+        shipped = json.loads((EXAMPLES / "checkpoints" / name).read_text())
+        assert shipped == checkpoint.to_dict(), name
+
+
+def test_json_matches_the_api() -> None:
+    """--json reports the numbers the Python API computes."""
+    scenario = _scenario("two-phase.toml")
+    expected = plan(scenario.config, scenario.calls)
+    data = json.loads(run("plan", "examples/two-phase.toml", "--json").stdout)
+    assert data["total_steps"] == expected.total_steps
+    assert data["stop"]["sample"] == expected.stop.sample
+    assert [s["steps"] for s in data["segments"]] == [s.steps for s in expected.segments]
+    assert [s["action"] for s in data["segments"]] == ["run", "run"]
+    for key in ("epoch", "batch", "sample", "token", "batch_in_epoch", "sample_in_epoch"):
+        assert data["segments"][1]["stop"][key] == getattr(expected.segments[1].stop, key)
+    assert data["diagnostics"] == [
+        {"code": d.code, "severity": d.severity.value, "message": d.message, "call": d.call}
+        for d in expected.diagnostics
+    ]
+
+
+@settings(max_examples=15, deadline=None)
+@given(scripts(max_calls=3), st.data())
+def test_json_matches_the_api_on_generated_scenarios(
+    tmp_path_factory: pytest.TempPathFactory,
+    script: tuple[RunConfig, tuple[FitCall, ...]],
+    data: st.DataObject,
+) -> None:
+    """For generated scripts written as TOML, --json agrees with plan() step for step."""
+    config, calls = script
+    loaders = {c.loader.name: c.loader for c in calls}
+    lines = ["[run]", f'max_duration = "{config.max_duration}"']
+    for name, loader in loaders.items():
+        lines += [f"[loaders.{name}]", f"samples = {loader.samples}"]
+        lines += [
+            f"batch_size = {loader.batch_size}",
+            f"drop_last = {str(loader.drop_last).lower()}",
+        ]
+        lines += [f"tokens_per_sample = {loader.tokens_per_sample}"]
+    for call in calls:
+        lines += ["[[fit]]", f'loader = "{call.loader.name}"']
+        if call.duration is not None:
+            lines.append(f'duration = "{call.duration}"')
+        if call.until is not None:
+            lines.append(f'until = "{call.until}"')
+        lines.append(f"reset_time = {str(call.reset_time).lower()}")
+    path = tmp_path_factory.mktemp("scenario") / "generated.toml"
+    path.write_text("\n".join(lines) + "\n")
+    result = run("plan", str(path), "--json")
+    expected = plan(config, calls)
+    assert result.returncode == (0 if expected.ok else 1)
+    out = json.loads(result.stdout)
+    assert out["total_steps"] == expected.total_steps
+    assert [s["stop"]["batch"] for s in out["segments"]] == [
+        s.stop.batch for s in expected.segments
+    ]
+    assert [d["code"] for d in out["diagnostics"]] == [d.code for d in expected.diagnostics]
+
+
+def test_resume_from_every_step() -> None:
+    """--resume-from k, for every k of a small example, ends where the plan without it ends."""
+    path = ROOT / "tests" / "golden" / "small.toml"
+    full = json.loads(run("plan", str(path), "--json").stdout)
+    for k in range(full["total_steps"] + 1):
+        resumed = json.loads(run("plan", str(path), "--json", "--resume-from", f"{k}ba").stdout)
+        assert resumed["stop"] == full["stop"], k
+        assert resumed["total_steps"] == full["total_steps"] - k
+
+
+def test_resume_from_fraction_of_epoch() -> None:
+    """--resume-from 0.5ep resumes from the first step boundary at or past half an epoch."""
+    out = run("plan", "examples/two-phase.toml", "--resume-from", "0.5ep").stdout
+    assert out.startswith("resuming from the checkpoint this script writes at 0.5ep: step 977\n")
+
+
+def test_resume_from_hugging_face(tmp_path: Path) -> None:
+    """A Hugging Face trainer_state.json is located in the script's plan by global_step."""
+    folder = tmp_path / "checkpoint-1000"
+    folder.mkdir()
+    (folder / "trainer_state.json").write_text(
+        json.dumps({"global_step": 1000, "epoch": 0.512, "max_steps": 3940, "train_batch_size": 64})
+    )
+    result = run("plan", "examples/two-phase.toml", "--resume-from", str(folder))
+    assert result.returncode == 0
+    assert "read transformers checkpoint" in result.stdout
+    assert "global_step=1000, epoch=0.512" in result.stdout
+    assert "total: 2,940 steps" in result.stdout
+    assert "checkpoint-located" in result.stdout
+    inspect = run("inspect", str(folder))
+    assert "global_step: 1,000" in inspect.stdout
+
+
+def test_mode_and_data_override_the_file() -> None:
+    """--data and --mode replace the [resume] values."""
+    out = run("plan", "examples/mid-epoch-exact.toml", "--data", "replay_epoch").stdout
+    assert "data replay_epoch" in out
+    assert "trained twice" in out
+
+
+def test_convert() -> None:
+    """convert prints every unit it can, and says what it cannot convert without."""
+    out = run("convert", "1000sp", "--samples", "10000", "--batch-size", "32").stdout
+    assert out.splitlines() == [
+        "1000sp on 10,000 samples an epoch, batch 32:",
+        "  ba  32   (optimizer steps to reach it)",
+        "  sp  1,024   (the first step boundary at or past 1000sp)",
+        "  ep  0.1024",
+        "  tok unknown: give --tokens-per-sample",
+    ]
+
+
+def test_inspect() -> None:
+    """inspect prints the format, the progress and the ledger."""
+    out = run("inspect", "examples/checkpoints/mid-epoch.json").stdout
+    assert "format 1, no loader state" in out
+    assert "progress: step 130 · epoch 1, 3,000 samples in · sample 13,000" in out
+    assert re.search(r"#0\s+started\s+data\s+max_duration\s+0ba\s+3ep", out)
+
+
+# (arguments, what the message must name)
+BAD_INPUT = [
+    (["plan", "tests/golden/bad-toml.toml"], "invalid TOML"),
+    (["plan", "tests/golden/unknown-key.toml"], "fit[0].epochs: unknown key 'epochs'"),
+    (
+        ["plan", "tests/golden/undefined-loader.toml"],
+        "undefined loader 'curatd' (did you mean 'curated'?)",
+    ),
+    (["plan", "tests/golden/bad-time.toml"], "run.max_duration: invalid time '2 ep'"),
+    (["plan", "no-such-file.toml"], "cannot read no-such-file.toml: No such file or directory"),
+    (
+        ["plan", "examples/two-phase.toml", "--resume-from", "tests/golden/not-json.json"],
+        "is not JSON",
+    ),
+    (
+        ["plan", "examples/two-phase.toml", "--resume-from", "tests/golden/future-format.json"],
+        "format 99 is newer",
+    ),
+    (["plan", "examples/two-phase.toml", "--resume-from", "10 ba"], "neither a time"),
+    (
+        ["plan", "examples/two-phase.toml", "--resume-from", "9ep"],
+        "this script's plan ends before 9ep",
+    ),
+    (["convert", "2.1", "--batch-size", "4"], "invalid time '2.1': missing unit"),
+    (["inspect", "tests/golden/future-format.json"], "format 99 is newer"),
+    (["inspect", "tests"], "is a directory without trainer_state.json"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_INPUT)
+def test_bad_input(args: list[str], message: str) -> None:
+    """Bad input exits 2 with a one-paragraph message naming the problem, and no traceback."""
+    result = run(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("durations: error: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_error_diagnostic_exits_1() -> None:
+    """A plan with an error diagnostic exits 1."""
+    result = run("plan", "tests/golden/no-duration.toml")
+    assert result.returncode == 1
+    assert "error   no-duration" in result.stdout
+
+
+@pytest.mark.parametrize("command", [[], ["plan"], ["convert"], ["inspect"]])
+def test_help(command: list[str]) -> None:
+    """Every command has --help with an example."""
+    result = run(*command, "--help")
+    assert result.returncode == 0
+    assert "example" in result.stdout
+
+
+def test_readme_shows_the_real_output() -> None:
+    """The README's first command's output is what the command prints today."""
+    readme = (ROOT / "README.md").read_text()
+    shown = re.search(
+        r"```text\n(\$ durations plan examples/two-phase.toml\n.*?)```", readme, re.DOTALL
+    )
+    assert shown is not None
+    expected = shown.group(1).split("\n", 1)[1]
+    assert run("plan", "examples/two-phase.toml").stdout == expected
+
+
+def test_readme_crash_answer() -> None:
+    """The README's answer to "what if we crash at step 3,000" is what the command says."""
+    out = json.loads(
+        run("plan", "examples/two-phase.toml", "--json", "--resume-from", "3000ba").stdout
+    )
+    assert [(s["action"], s["steps"]) for s in out["segments"]] == [("resume", 908), ("run", 32)]
+    full = json.loads(run("plan", "examples/two-phase.toml", "--json").stdout)
+    assert out["stop"] == full["stop"]

@@ -1,60 +1,92 @@
 """durations: exact training durations, resumes and multi-phase plans.
 
-The public names are listed in ``__all__`` and documented in ``docs/reference.md``.
+The public names are listed in ``__all__`` and documented in ``docs/reference.md``. They are
+loaded on first use, so ``import durations`` stays cheap for a trainer that imports it at start.
 """
 
 from __future__ import annotations
 
-from .checkpoint import Checkpoint, LedgerEntry
-from .diagnostics import Diagnostic, Severity
-from .errors import (
-    CheckpointFormatError,
-    ConversionError,
-    DurationsError,
-    FitCallError,
-    GeometryError,
-    InvalidTimeError,
-    NegativeTimeError,
-    ProgressError,
-    TimeParseError,
-    UnitMismatchError,
-)
-from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
-from .loader import Loader
-from .plan import Action, Plan, SampleRange, Segment
-from .planner import plan
-from .progress import Progress
-from .time import Time
-from .units import Unit
-
-__all__ = [
-    "Action",
-    "Checkpoint",
-    "CheckpointFormatError",
-    "ConversionError",
-    "DataPolicy",
-    "Diagnostic",
-    "DurationsError",
-    "FitCall",
-    "FitCallError",
-    "GeometryError",
-    "InvalidTimeError",
-    "LedgerEntry",
-    "Loader",
-    "NegativeTimeError",
-    "Plan",
-    "Progress",
-    "ProgressError",
-    "ResumeMode",
-    "RunConfig",
-    "SampleRange",
-    "Segment",
-    "Severity",
-    "Time",
-    "TimeParseError",
-    "Unit",
-    "UnitMismatchError",
-    "plan",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "Action": "plans",
+    "Checkpoint": "checkpoint",
+    "CheckpointFormatError": "errors",
+    "ConversionError": "errors",
+    "DataPolicy": "fit",
+    "Diagnostic": "diagnostics",
+    "DurationsError": "errors",
+    "FitCall": "fit",
+    "FitCallError": "errors",
+    "GeometryError": "errors",
+    "InvalidTimeError": "errors",
+    "LedgerEntry": "checkpoint",
+    "Loader": "loader",
+    "NegativeTimeError": "errors",
+    "Plan": "plans",
+    "Progress": "progress",
+    "ProgressError": "errors",
+    "ResumeMode": "fit",
+    "RunConfig": "fit",
+    "SampleRange": "plans",
+    "Segment": "plans",
+    "Severity": "diagnostics",
+    "Time": "time",
+    "TimeParseError": "errors",
+    "Unit": "units",
+    "UnitMismatchError": "errors",
+    "plan": "planner",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'durations' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:
+    from .checkpoint import Checkpoint as Checkpoint, LedgerEntry as LedgerEntry
+    from .diagnostics import Diagnostic as Diagnostic, Severity as Severity
+    from .errors import (
+        CheckpointFormatError as CheckpointFormatError,
+        ConversionError as ConversionError,
+        DurationsError as DurationsError,
+        FitCallError as FitCallError,
+        GeometryError as GeometryError,
+        InvalidTimeError as InvalidTimeError,
+        NegativeTimeError as NegativeTimeError,
+        ProgressError as ProgressError,
+        TimeParseError as TimeParseError,
+        UnitMismatchError as UnitMismatchError,
+    )
+    from .fit import (
+        DataPolicy as DataPolicy,
+        FitCall as FitCall,
+        ResumeMode as ResumeMode,
+        RunConfig as RunConfig,
+    )
+    from .loader import Loader as Loader
+    from .planner import plan as plan
+    from .plans import (
+        Action as Action,
+        Plan as Plan,
+        SampleRange as SampleRange,
+        Segment as Segment,
+    )
+    from .progress import Progress as Progress
+    from .time import Time as Time
+    from .units import Unit as Unit

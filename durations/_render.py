@@ -10,7 +10,7 @@ from .checkpoint import Checkpoint, LedgerEntry
 from .diagnostics import Diagnostic
 from .errors import ConversionError
 from .loader import Loader
-from .plan import Action, Plan, SampleRange, Segment
+from .plans import Action, Plan, SampleRange, Segment
 from .progress import Progress
 from .time import Time
 from .units import Unit

@@ -19,8 +19,8 @@ from .checkpoint import Checkpoint
 from .errors import DurationsError, TimeParseError
 from .fit import DataPolicy, ResumeMode
 from .loader import Loader
-from .plan import Plan
 from .planner import plan
+from .plans import Plan
 from .readers import ExternalState, read_checkpoint
 from .scenario import Scenario
 from .time import Time

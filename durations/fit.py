@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -141,6 +142,7 @@ class FitCall:
         return fingerprint(self.loader, self.duration, self.until, self.reset_time)
 
 
+@functools.lru_cache(maxsize=4096)
 def fingerprint(loader: Loader, duration: Time | None, until: Time | None, reset: bool) -> str:
     """The digest of a call's request and its loader's geometry (stable across versions)."""
     payload = {

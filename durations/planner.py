@@ -15,7 +15,7 @@ from .diagnostics import Diagnostic
 from .errors import ConversionError, FitCallError
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
 from .loader import Loader
-from .plan import Action, Plan, SampleRange, Segment, resolve_dur
+from .plans import Action, Plan, SampleRange, Segment, resolve_dur
 from .progress import ZERO, Progress
 from .time import Time
 from .units import Unit
@@ -309,12 +309,11 @@ def _train(
         )
     elif not runtime:
         landed = stop.time_in(target.unit, loader=loader, since=origin)
-        landed_text = _describe_position(stop, target.unit, loader, origin)
         if landed != target and steps > 0:
             say(
                 "target-rounded",
                 f"the target {target} on the run clock falls inside a step: the call stops at "
-                f"the first step boundary past it, {landed_text}",
+                f"the first step boundary past it, {landed}",
             )
     new_entry = _entry_for(name, call, pos, origin, target, stop, entry)
     segment = Segment(

@@ -151,12 +151,14 @@ class Progress:
 
         Lifetime totals are kept; the position inside the epoch goes back to zero.
         """
-        return attrs.evolve(
-            self,
-            epoch=self.epoch + 1,
-            batch_in_epoch=0,
-            sample_in_epoch=0,
-            token_in_epoch=None if self.token is None else 0,
+        return _derived(
+            self.epoch + 1,
+            self.batch,
+            self.sample,
+            self.token,
+            0,
+            0,
+            None if self.token is None else 0,
         )
 
     def restart_epoch(self) -> Progress:
@@ -164,11 +166,14 @@ class Progress:
 
         The epoch counter and the lifetime totals are kept: replayed samples count again.
         """
-        return attrs.evolve(
-            self,
-            batch_in_epoch=0,
-            sample_in_epoch=0,
-            token_in_epoch=None if self.token is None else 0,
+        return _derived(
+            self.epoch,
+            self.batch,
+            self.sample,
+            self.token,
+            0,
+            0,
+            None if self.token is None else 0,
         )
 
     def normalized(self, loader: Loader) -> Progress:
@@ -210,6 +215,10 @@ class Progress:
                 "tokens= gives the measured tokens of one step on a loader without "
                 "tokens_per_sample; pass steps=1 and leave tokens_per_sample unset",
             )
+        if steps == 1 and tokens is None and loader.samples is not None:
+            one = self._one_step(loader, loader.samples)
+            if one is not None:
+                return one
         if steps == 0:
             return self
         start = self.normalized(loader)
@@ -236,14 +245,46 @@ class Progress:
         token, token_in_epoch = start._tokens_after(
             loader, trained, closed, sample_in_epoch, tokens
         )
-        return Progress(
-            epoch=start.epoch + closed,
-            batch=start.batch + steps,
-            sample=start.sample + trained,
-            token=token,
-            batch_in_epoch=batch_in_epoch,
-            sample_in_epoch=sample_in_epoch,
-            token_in_epoch=token_in_epoch,
+        return _derived(
+            start.epoch + closed,
+            start.batch + steps,
+            start.sample + trained,
+            token,
+            batch_in_epoch,
+            sample_in_epoch,
+            token_in_epoch,
+        )
+
+    def _one_step(self, loader: Loader, samples: int) -> Progress | None:
+        """``advance(loader, 1)`` for the training loop's common case, or ``None`` when the
+        current epoch must first be closed (the general path handles that)."""
+        batch, position = loader.batch_size, self.sample_in_epoch
+        available = samples - position
+        if available <= 0 or (loader.drop_last and available < batch):
+            return None
+        size = batch if available > batch else available
+        position += size
+        left = samples - position
+        closes = left == 0 or (loader.drop_last and left < batch)
+        token, token_in_epoch = self.token, self.token_in_epoch
+        per_sample = loader.tokens_per_sample
+        if token is None or token_in_epoch is None or per_sample is None:
+            token = token_in_epoch = None
+        else:
+            token += size * per_sample
+            token_in_epoch = 0 if closes else token_in_epoch + size * per_sample
+        if closes:
+            return _derived(
+                self.epoch + 1, self.batch + 1, self.sample + size, token, 0, 0, token_in_epoch
+            )
+        return _derived(
+            self.epoch,
+            self.batch + 1,
+            self.sample + size,
+            token,
+            self.batch_in_epoch + 1,
+            position,
+            token_in_epoch,
         )
 
     def _tokens_after(
@@ -346,6 +387,43 @@ class Progress:
 
 
 ZERO = Progress()
+
+_new = object.__new__
+_SETTERS = tuple(Progress.__dict__[field.name].__set__ for field in attrs.fields(Progress))
+(
+    _set_epoch,
+    _set_batch,
+    _set_sample,
+    _set_token,
+    _set_batch_in_epoch,
+    _set_sample_in_epoch,
+    _set_token_in_epoch,
+) = _SETTERS
+
+
+def _derived(
+    epoch: int,
+    batch: int,
+    sample: int,
+    token: int | None,
+    batch_in_epoch: int,
+    sample_in_epoch: int,
+    token_in_epoch: int | None,
+) -> Progress:
+    """A ``Progress`` the exact arithmetic above derived from a valid one.
+
+    It is valid by construction (the tests check every derivation against validated
+    construction), so it skips the validation that dominates a training loop's per-step cost.
+    """
+    progress: Progress = _new(Progress)
+    _set_epoch(progress, epoch)
+    _set_batch(progress, batch)
+    _set_sample(progress, sample)
+    _set_token(progress, token)
+    _set_batch_in_epoch(progress, batch_in_epoch)
+    _set_sample_in_epoch(progress, sample_in_epoch)
+    _set_token_in_epoch(progress, token_in_epoch)
+    return progress
 
 
 def _require_samples(loader: Loader, action: str) -> int:

@@ -16,7 +16,7 @@ import attrs
 
 from .checkpoint import Checkpoint
 from .errors import CheckpointFormatError
-from .plan import Plan
+from .plans import Plan
 
 __all__ = ["ExternalState", "read_checkpoint"]
 

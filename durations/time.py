@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from decimal import Decimal
 from fractions import Fraction
 from numbers import Rational
@@ -88,14 +90,9 @@ class Time:
           ...
         durations.errors.TimeParseError: invalid time '1.5ba': 1.5 is not a whole number; ...
         """
-        value, unit = parse_time(text)
-        if unit.is_whole and value.denominator != 1:
-            raise TimeParseError(
-                text,
-                f"{format_number(value)} is not a whole number; "
-                f"{unit} counts whole {_WHOLE_NAMES[unit]}",
-            )
-        return cls(value, unit)
+        if cls is Time and isinstance(text, str):
+            return _parse_cached(text)  # type: ignore[return-value]  # cls is Time here
+        return cls(*_parse_checked(text))
 
     def __str__(self) -> str:
         return f"{format_number(self.value)}{self.unit.value}"
@@ -181,3 +178,33 @@ class Time:
 
 
 _WHOLE_NAMES = {Unit.BA: "optimizer steps", Unit.SP: "samples", Unit.TOK: "tokens"}
+
+
+def _parse_checked(text: str) -> tuple[Fraction, Unit]:
+    value, unit = parse_time(text)
+    if unit.is_whole and value.denominator != 1:
+        raise TimeParseError(
+            text,
+            f"{format_number(value)} is not a whole number; "
+            f"{unit} counts whole {_WHOLE_NAMES[unit]}",
+        )
+    return value, unit
+
+
+#: The common shapes, already canonical: digits then a unit (``10ba``), or a decimal ratio unit
+#: (``2.1ep``). Anything else takes the full grammar in ``_grammar``.
+_SIMPLE = re.compile(r"([1-9][0-9]{0,17}|0)(ba|ep|sp|tok|dur)")
+_UNITS = {unit.value: unit for unit in Unit}
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_cached(text: str) -> Time:
+    """Times are immutable, so the same text may share one value (config strings repeat)."""
+    simple = _SIMPLE.fullmatch(text)
+    if simple is not None:
+        # A whole number within 18 digits in a known unit: valid by construction.
+        time: Time = object.__new__(Time)
+        object.__setattr__(time, "value", int(simple.group(1)))
+        object.__setattr__(time, "unit", _UNITS[simple.group(2)])
+        return time
+    return Time(*_parse_checked(text))

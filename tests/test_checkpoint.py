@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from durations import Checkpoint, CheckpointFormatError, FitCall, Loader, RunConfig, plan
 

@@ -6,8 +6,7 @@ import re
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from durations import Time, TimeParseError, Unit
 
@@ -263,3 +262,17 @@ def test_near_miss_text_parses_or_raises_the_parse_error(text: str) -> None:
     outcome = _parse_or_error(text)
     if isinstance(outcome, TimeParseError):
         assert outcome.text == text
+
+
+@given(st.integers(min_value=0, max_value=10**18 - 1), st.sampled_from(list(Unit)))
+def test_fast_path_agrees_with_the_grammar(value: int, unit: Unit) -> None:
+    """Plain 'digits then unit' strings, parsed by the fast path, equal the full grammar's
+    result and pass full validation."""
+    from durations.time import _parse_cached, _parse_checked
+
+    text = f"{value}{unit.value}"
+    _parse_cached.cache_clear()
+    fast = Time.parse(text)
+    assert fast == Time(*_parse_checked(text))
+    assert type(fast.value) is int
+    assert Time(fast.value, fast.unit) == fast

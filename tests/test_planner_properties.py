@@ -4,8 +4,7 @@ a wrong planner breaks the relation its tests state."""
 from __future__ import annotations
 
 import attrs
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from durations import (
     Action,

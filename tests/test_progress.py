@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import attrs
 import pytest
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 
 from durations import ConversionError, Loader, Progress, ProgressError, Time, Unit
 
@@ -60,6 +60,15 @@ class TestAdvance:
         """The closed form agrees with the step-by-step model from any reachable position."""
         start = data.draw(positions(loader))
         assert start.advance(loader, steps) == simulate.run(start, loader, steps)
+
+    @given(small_loaders(), st.data(), st.integers(0, 150))
+    def test_derived_positions_are_valid(
+        self, loader: Loader, data: st.DataObject, steps: int
+    ) -> None:
+        """Positions advance builds without re-validation pass full validation."""
+        start = data.draw(positions(loader))
+        for p in (start.advance(loader, steps), start.close_epoch(), start.restart_epoch()):
+            assert Progress(**attrs.asdict(p)) == p
 
     @given(small_loaders(), st.data(), st.integers(0, 60), st.integers(0, 60))
     def test_additive(self, loader: Loader, data: st.DataObject, a: int, b: int) -> None:

@@ -36,14 +36,15 @@ def test_typed_marker_is_shipped() -> None:
 
 
 #: Modules that are shells around the core (command line, integrations): they may do I/O.
-SHELLS = {"cli.py", "__main__.py", "readers.py", "testing.py"}
+SHELLS = {"cli.py", "__main__.py", "readers.py", "testing.py", "_hypothesis.py"}
 
 
 def test_core_imports_no_framework() -> None:
     """The pure core imports nothing beyond the standard library and attrs, and does no I/O."""
     allowed = {"attrs", "durations", "__future__"}
     stdlib = {
-        "bisect", "collections", "decimal", "difflib", "enum", "fractions", "hashlib", "json",
+        "bisect", "collections", "decimal", "difflib", "enum", "fractions", "functools",
+        "hashlib", "importlib", "json",
         "numbers", "re", "tomllib", "typing",
     }  # fmt: skip
     for module in (ROOT / "durations").glob("*.py"):
@@ -60,3 +61,21 @@ def test_every_diagnostic_code_is_documented() -> None:
     semantics = (ROOT / "docs" / "semantics.md").read_text()
     table = dict(re.findall(r"^\| `([a-z-]+)` \| (error|warning|info) \|", semantics, re.MULTILINE))
     assert table == {code: severity.value for code, severity in CODES.items()}
+
+
+def test_every_public_name_resolves() -> None:
+    """Each name of __all__ loads on first use, and `plan` is the function, not a module."""
+    import inspect
+
+    for name in durations.__all__:
+        assert getattr(durations, name) is not None
+    assert inspect.isfunction(durations.plan)
+    assert set(durations.__all__) <= set(dir(durations))
+
+
+def test_unknown_attribute() -> None:
+    """A name the package does not export is the usual AttributeError."""
+    import pytest
+
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        _ = durations.nope  # type: ignore[attr-defined]

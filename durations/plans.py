@@ -86,8 +86,11 @@ class Segment:
         """Whether a run at ``progress`` has finished this call (O(1)).
 
         Exact stops compare the lifetime step counter; a token stop decided at run time
-        compares the measured token count with the target.
+        compares the measured token count with the target. A call the ledger records as
+        finished (``SKIP``) has nothing left: always ``True``.
         """
+        if self.action is Action.SKIP:
+            return True
         if self.stop_at_runtime and progress.token is not None and self.origin.token is not None:
             return progress.token - self.origin.token >= self.target.value
         return progress.batch >= self.stop.batch

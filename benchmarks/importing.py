@@ -110,6 +110,24 @@ def run(ctx: Context) -> Figure:
     bad = sorted(m for m in modules if m.split(".")[0] in FORBIDDEN)
     figure.extra["modules_imported"] = len(modules)
     figure.extra["forbidden_imported"] = bad
+    core_cost = core.median_s - bare.median_s
+    attrs_cost = attrs_row.median_s - bare.median_s
+    assessed = not ctx.settings.quick
+    figure.goals.append(
+        Goal(
+            "`import durations` in under 30 ms",
+            cost < 0.030 if assessed else None,
+            f"{fmt_seconds(cost)} over a bare interpreter",
+        )
+    )
+    figure.goals.append(
+        Goal(
+            "the whole core (`from durations import plan, Time`) in under 30 ms",
+            core_cost < 0.030 if assessed else None,
+            f"{fmt_seconds(core_cost)}; attrs alone, the one dependency, costs "
+            f"{fmt_seconds(attrs_cost)} and the core's attrs classes most of the rest",
+        )
+    )
     figure.goals.append(
         Goal(
             "import durations loads no framework, hypothesis or numpy module",

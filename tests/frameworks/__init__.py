@@ -1,0 +1,1 @@
+"""Real tiny CPU trainings with Lightning, transformers and Keras; see FINDINGS.md."""

@@ -12,11 +12,13 @@ Each module has a frozen ``Call`` type in the trainer's own vocabulary and a pur
 ``simulate(calls) -> tuple[CallOutcome, ...]`` that runs the calls in order, as the trainer would
 (a call may build a fresh trainer that resumes from what earlier calls saved), and reports what
 each call trains: the sample ids of every optimizer step, the trainer's own counters afterwards,
-the messages it prints about durations and resumes, and the error it raises.
+the messages it prints about durations and resumes, and the error it raises. ``translate``
+writes a ``durations`` scenario in the trainer's own idiom, so that :mod:`durations.compare` can
+set what the trainer does next to the plan.
 """
 
 from __future__ import annotations
 
-from ._outcome import CallOutcome, Dataset, TrainerError
+from ._outcome import CallOutcome, Dataset, TrainerError, Translation, Unsupported
 
-__all__ = ["CallOutcome", "Dataset", "TrainerError"]
+__all__ = ["CallOutcome", "Dataset", "TrainerError", "Translation", "Unsupported"]

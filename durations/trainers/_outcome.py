@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Generic, TypeVar
 
 import attrs
 
-__all__ = ["CallOutcome", "Dataset", "TrainerError"]
+__all__ = ["CallOutcome", "Dataset", "TrainerError", "Translation", "Unsupported"]
+
+_Call = TypeVar("_Call")
 
 
 @attrs.frozen(kw_only=True)
@@ -48,3 +51,27 @@ class CallOutcome:
     messages: tuple[str, ...] = ()
     error: TrainerError | None = None
     crashed: bool = False
+
+
+class Unsupported(Exception):  # noqa: N818 - an answer about a trainer, not a failure
+    """A script the trainer's vocabulary cannot express; the message says why."""
+
+
+@attrs.frozen(kw_only=True)
+class Translation(Generic[_Call]):
+    """A ``durations`` script written in a trainer's own vocabulary.
+
+    ``calls`` is the script run once; ``rerun`` is the same script run again after a crash, as a
+    user of that trainer resumes it; ``notes`` say how each call was written, and what had no
+    exact equivalent.
+    """
+
+    calls: tuple[_Call, ...]
+    rerun: tuple[_Call, ...]
+    notes: tuple[str, ...] = ()
+    #: Where a crash is set up: on every call, or only where a trainer is built (``fresh``),
+    #: for trainers whose crash (checkpoint) callback belongs to the trainer object.
+    crash_on: str = attrs.field(default="all", validator=attrs.validators.in_(("all", "fresh")))
+    #: What a call's ``crash_at`` counts: the trainer's steps over the whole run (``run``), or
+    #: the steps of that call's own trainer, which starts from 0 (``call``).
+    crash_counter: str = attrs.field(default="run", validator=attrs.validators.in_(("run", "call")))

@@ -16,6 +16,7 @@ import attrs
 
 from . import _render
 from .checkpoint import Checkpoint
+from .compare import TRAINERS, compare
 from .errors import DurationsError, TimeParseError
 from .fit import DataPolicy, ResumeMode
 from .loader import Loader
@@ -60,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
               durations plan examples/two-phase.toml --resume-from 0.5ep
               durations convert 2.1ep --samples 1000000 --batch-size 512
               durations inspect examples/checkpoints/mid-epoch.json
+              durations compare examples/two-phase.toml --crash-at 3000
             """
         ),
         formatter_class=formatter,
@@ -116,6 +118,38 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--tokens-per-sample", type=_positive, help="tokens in every sample")
     c.add_argument("--drop-last", action="store_true", help="the incomplete last batch is dropped")
     c.set_defaults(run=_convert)
+
+    k = commands.add_parser(
+        "compare",
+        help="print what each trainer does with a scenario, next to the plan",
+        description="Emulate a scenario file on Composer, Lightning, Hugging Face and Keras "
+        "(each written in its own idiom), optionally crashing after a step and running the same "
+        "script again, and say where each differs from the durations plan.",
+        epilog=textwrap.dedent(
+            """\
+            examples:
+              durations compare examples/two-phase.toml
+              durations compare examples/two-phase.toml --crash-at 3000
+              durations compare examples/two-phase.toml --trainer lightning --json
+            """
+        ),
+        formatter_class=formatter,
+    )
+    k.add_argument("scenario", help="a scenario TOML file ([resume] is not used)")
+    k.add_argument(
+        "--crash-at",
+        type=_positive,
+        metavar="STEP",
+        help="the job dies after this many of the trainer's steps and the script is run again",
+    )
+    k.add_argument(
+        "--trainer",
+        action="append",
+        choices=list(TRAINERS),
+        help="compare only this trainer (repeatable; default: all)",
+    )
+    k.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    k.set_defaults(run=_compare)
 
     i = commands.add_parser(
         "inspect",
@@ -219,6 +253,23 @@ def _read(path: Path, own_plan: Callable[[], Plan], notes: list[str]) -> Checkpo
         )
         return found.locate(fresh)
     return found
+
+
+# -- compare, convert and inspect ------------------------------------------------------------
+
+
+def _compare(args: argparse.Namespace) -> int:
+    path = Path(args.scenario)
+    scenario = Scenario.from_toml(path.read_text(encoding="utf-8"), source=str(path))
+    try:
+        comparison = compare(scenario, crash_at=args.crash_at, trainers=args.trainer or TRAINERS)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    if args.json:
+        print(json.dumps(_render.compare_json(comparison), indent=2))
+    else:
+        print(_render.compare_text(comparison, str(path)), end="")
+    return 0
 
 
 # -- convert and inspect ----------------------------------------------------------------------

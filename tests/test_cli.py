@@ -265,3 +265,21 @@ def test_readme_crash_answer() -> None:
     assert [(s["action"], s["steps"]) for s in out["segments"]] == [("resume", 908), ("run", 32)]
     full = json.loads(run("plan", "examples/two-phase.toml", "--json").stdout)
     assert out["stop"] == full["stop"]
+
+
+def _shell_examples() -> list[tuple[str, str, str]]:
+    """Every `$ durations ...` block in docs/, with the output shown under it."""
+    found = []
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for block in re.findall(r"```\n(\$ durations .*?)```", page.read_text(), re.DOTALL):
+            command, _, output = block.partition("\n")
+            found.append((page.name, command[2:], output))
+    return found
+
+
+@pytest.mark.parametrize(("page", "command", "output"), _shell_examples())
+def test_docs_shell_examples(page: str, command: str, output: str) -> None:
+    """The commands shown in the docs print exactly what the docs show."""
+    result = run(*command.split()[1:])
+    assert result.returncode == 0
+    assert result.stdout == output

@@ -81,3 +81,10 @@ def test_unknown_attribute() -> None:
 
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         _ = durations.nope  # type: ignore[attr-defined]
+
+
+def test_frameworks_page_is_generated() -> None:
+    """docs/frameworks.md is exactly what the trainer profiles generate (it cannot drift)."""
+    from durations.trainers._report import frameworks_markdown
+
+    assert (ROOT / "docs" / "frameworks.md").read_text() == frameworks_markdown()

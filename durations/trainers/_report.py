@@ -1,0 +1,203 @@
+"""``docs/frameworks.md``, generated from the trainer profiles so that it cannot drift.
+
+``python -m durations.trainers > docs/frameworks.md`` writes it; a test checks it is current.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ..compare import TRAINERS, TrainerOutcome, compare
+from ..fit import FitCall, RunConfig
+from ..loader import Loader
+from ..scenario import Scenario
+
+_A = Loader(samples=100, batch_size=10, name="a")
+_B = Loader(samples=300, batch_size=10, name="b")
+_C = Loader(samples=10_000, batch_size=32, name="c")
+
+
+def _scenario(max_duration: str | None, *calls: FitCall) -> Scenario:
+    loaders = {call.loader.name or "": call.loader for call in calls}
+    return Scenario(config=RunConfig(max_duration=max_duration), loaders=loaders, calls=calls)
+
+
+_TWO_PHASE = _scenario("2ep", FitCall(loader=_A), FitCall(loader=_B, duration="0.1ep"))
+
+#: (title, what it shows, scenario, crash step)
+SCENARIOS: tuple[tuple[str, str, Scenario, int | None], ...] = (
+    ("2 epochs of a", "a plain run", _scenario("2ep", FitCall(loader=_A)), None),
+    ("1.5 epochs of a", "a fractional epoch", _scenario("1.5ep", FitCall(loader=_A)), None),
+    ("2 ep of a, then 0.1 ep of b", 'two phases, "2.1 epochs"', _TWO_PHASE, None),
+    ("... crash at step 13", "a mid-epoch crash, same script re-run", _TWO_PHASE, 13),
+    ("... crash at step 21", "a crash in the second phase", _TWO_PHASE, 21),
+    (
+        "3 ep of a, crash at step 13",
+        "a mid-epoch crash in a one-phase run",
+        _scenario("3ep", FitCall(loader=_A)),
+        13,
+    ),
+    (
+        "1000sp, then 1000sp more (batch 32)",
+        "two relative calls: does the overshoot leak?",
+        _scenario(
+            "1000sp",
+            FitCall(loader=_C, duration="1000sp"),
+            FitCall(loader=_C, duration="1000sp"),
+        ),
+        None,
+    ),
+    (
+        "5ba of a, then 5ba of b with reset_time",
+        "a clock reset",
+        _scenario(
+            None,
+            FitCall(loader=_A, duration="5ba"),
+            FitCall(loader=_B, duration="5ba", reset_time=True),
+        ),
+        None,
+    ),
+)
+
+#: Where running the frameworks corrected or completed the research notes (trainers.md).
+CORRECTIONS: tuple[tuple[str, str], ...] = (
+    (
+        "Lightning",
+        'The mid-epoch "resuming from a checkpoint that ended before the epoch ended" warning '
+        "also fires for end-of-fit checkpoints resumed with max_steps, and only while the loop "
+        "is restarting.",
+    ),
+    (
+        "Lightning",
+        "A StatefulDataLoader resumes at the saved sample, but Lightning's batch counter does "
+        "not: with a changed batch size the epoch ends early (10 -> 20 at step 13 never reads "
+        "samples 70-99), and a checkpoint on an epoch's last batch resumes to 0 steps.",
+    ),
+    (
+        "Lightning",
+        "A restarting epoch loop runs one batch before it can stop: an end-of-fit checkpoint "
+        "resumed with a larger max_steps trains a batch at batch_idx 10 of a 10-batch epoch.",
+    ),
+    (
+        "Lightning",
+        "The batch-size-change resume restores completed=4 and adds 1 (not 'completed=5').",
+    ),
+    (
+        "Hugging Face",
+        "A resume keeps the checkpoint's save_steps and train_batch_size, not only max_steps and "
+        "num_train_epochs; the stop check runs after a step, so resuming at max_steps trains one "
+        "more step; max_steps=0 trains one step; num_train_epochs=1.5 with accumulation 3 ends "
+        "at epoch 1.6.",
+    ),
+    (
+        "Hugging Face",
+        "The checkpoint-mismatch warning is a warning_once: a second identical resume in the "
+        "same process is silent. Versions 5.23.0 and 5.24.0 differ only in line numbers.",
+    ),
+    (
+        "Keras",
+        "BackupAndRestore counts finished epochs from 0 in each new run: a second crash before "
+        "an epoch ends writes epoch 0, and the next restore starts again from the beginning.",
+    ),
+    (
+        "Keras",
+        "steps_per_epoch keeps the iterator: any value that does not divide the batches of an "
+        "epoch shortens a later epoch ('ran out of data' ends the epoch, not the training). "
+        "Gradient accumulation carries across fit calls too. An integer save_freq never saves at "
+        "epoch end.",
+    ),
+    (
+        "Composer",
+        "0.32.1 has no autoresume validation errors (PR #3358 was reverted): autoresume with "
+        "fit(duration=...) is accepted and re-adds the duration on every restart. The error "
+        "texts are 'Units TimeUnit.EPOCH require integer values.' and '... Please provide the "
+        "`duration` or specify `reset_time=True` in Trainer.fit().'",
+    ),
+    (
+        "Composer",
+        "A run saving every batch ends on a checkpoint taken before the epoch counter advances, "
+        "so autoresuming it with a longer max_duration spins a whole epoch without training.",
+    ),
+)
+
+
+def _cell(result: TrainerOutcome) -> str:
+    if not result.supported:
+        return f"cannot say it: {result.reason}"
+    if result.agrees:
+        return "= plan"
+    return "; ".join(result.differences)
+
+
+def _profile(name: str) -> Any:
+    return importlib.import_module(f"durations.trainers.{name}")
+
+
+def frameworks_markdown() -> str:
+    """The whole page."""
+    lines = [
+        "# Trainers: how each interprets durations and resumes",
+        "",
+        "<!-- Generated by `python -m durations.trainers > docs/frameworks.md`; "
+        "do not edit by hand. -->",
+        "",
+        "Each trainer has a profile in `durations.trainers`: a pure emulation, in the trainer's "
+        "own vocabulary, of what its fit or train call does with durations and resumes. Every "
+        "profile reproduces real CPU trainings of that trainer, step by step and sample by sample "
+        "(`tests/frameworks/`: the recorded runs, the harness that records them, and what they "
+        "showed in `FINDINGS.md`); live tests re-run a subset against the installed framework.",
+        "",
+        "| trainer | version checked |",
+        "|---|---|",
+    ]
+    names = {"composer": "Composer (mosaicml)", "lightning": "PyTorch Lightning"}
+    names |= {"transformers": "Hugging Face transformers", "keras": "Keras 3 (torch backend)"}
+    for trainer in TRAINERS:
+        lines.append(f"| {names[trainer]} | {_profile(trainer).VERSION} |")
+    lines += [
+        "",
+        "## Side by side",
+        "",
+        "Each scenario is written in each trainer's own idiom (see each trainer's section), run "
+        "(crashed after the given step and run again as the same script, where a crash is "
+        "given), and compared sample by sample with the `durations` plan (`durations compare`). "
+        "Loader `a` has 100 samples, `b` 300, both in batches of 10; `c` has 10,000 in batches "
+        "of 32.",
+        "",
+        "| scenario | plan | " + " | ".join(TRAINERS) + " |",
+        "|---|---|" + "---|" * len(TRAINERS),
+    ]
+    for title, _, scenario, crash in SCENARIOS:
+        result = compare(scenario, crash_at=crash)
+        cells = [_cell(t) for t in result.trainers]
+        plan = f"{result.plan.total_steps} steps"
+        lines.append(f"| {title} | {plan} | " + " | ".join(cells) + " |")
+    lines += ["", "What each scenario shows:", ""]
+    lines += [f"- **{title}**: {what}." for title, what, _, _ in SCENARIOS]
+    for trainer in TRAINERS:
+        profile = _profile(trainer)
+        lines += ["", f"## {names[trainer]} {profile.VERSION}", ""]
+        lines += [_paragraph(profile.translate.__doc__), ""]
+        lines += ["| rule | source |", "|---|---|"]
+        for rule, source in profile.RULES:
+            lines.append(f"| {_escape(rule)} | `{source}` |")
+    lines += [
+        "",
+        "## Where the runs corrected the research notes",
+        "",
+        "The research notes on trainers (`trainers.md`) were checked by running every claim "
+        "they mark as run; all of those held. These are the places where the real frameworks "
+        "disagreed with the notes or went beyond them:",
+        "",
+    ]
+    lines += [f"- **{who}**: {what}" for who, what in CORRECTIONS]
+    return "\n".join(lines) + "\n"
+
+
+def _paragraph(doc: str | None) -> str:
+    return " ".join((doc or "").split())
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

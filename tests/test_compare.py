@@ -1,0 +1,139 @@
+"""Comparing trainers with the plan: the differences are found and said in words."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from durations import FitCall, Loader, RunConfig
+from durations.compare import compare, datasets
+from durations.scenario import Scenario
+from durations.trainers import Unsupported
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = Scenario.from_toml((ROOT / "tests" / "golden" / "two-phase-small.toml").read_text())
+
+
+def _scenario(*calls: FitCall, max_duration: str | None = None) -> Scenario:
+    loaders = {c.loader.name or "": c.loader for c in calls}
+    return Scenario(config=RunConfig(max_duration=max_duration), loaders=loaders, calls=calls)
+
+
+A = Loader(samples=100, batch_size=10, name="a")
+
+
+def outcome(comparison: object, trainer: str) -> object:
+    return next(t for t in comparison.trainers if t.trainer == trainer)  # type: ignore[attr-defined]
+
+
+def test_readme_table() -> None:
+    """The README's side-by-side rows for the crash at step 13 (Hugging Face agrees)."""
+    assert outcome(compare(SMALL, crash_at=13), "transformers").agrees  # type: ignore[attr-defined]
+
+
+class TestAgreement:
+    """Where a trainer's idiom says exactly what the script says, it trains exactly the plan."""
+
+    @pytest.mark.parametrize("trainer", ["composer", "lightning", "transformers", "keras"])
+    def test_whole_epochs(self, trainer: str) -> None:
+        """Two epochs of one data set, no crash: every trainer agrees with the plan."""
+        result = outcome(compare(_scenario(FitCall(loader=A), max_duration="2ep")), trainer)
+        assert result.supported  # type: ignore[attr-defined]
+        assert result.differences == ()  # type: ignore[attr-defined]
+        assert result.steps == 20  # type: ignore[attr-defined]
+
+
+class TestDifferences:
+    """The differences a wrong trainer produces are found and worded (trainers.md, FINDINGS)."""
+
+    def test_lightning_plain_loader_replays(self) -> None:
+        """A.5: a crash at step 13 replays samples 0-29 and never reads 70-99 of that epoch."""
+        result = outcome(compare(SMALL, crash_at=13), "lightning")
+        assert result.differences == (  # type: ignore[attr-defined]
+            "reads samples 0-29 of 'a' 3 times where the plan reads them twice",
+            "reads samples 70-99 of 'a' once where the plan reads them twice",
+        )
+
+    def test_composer_rejects_fractional_epochs(self) -> None:
+        """D.3: Composer raises on 0.1ep, so the second phase never trains."""
+        result = outcome(compare(SMALL), "composer")
+        assert result.differences[0] == (  # type: ignore[attr-defined]
+            "raises TypeError: value 0.1 is not an integer. Units TimeUnit.EPOCH require "
+            "integer values."
+        )
+        assert (
+            "never reads samples 0-29 of 'b' (the plan reads them once)" in result.differences  # type: ignore[attr-defined]
+        )
+
+    def test_keras_restarts_the_epoch(self) -> None:
+        """C: BackupAndRestore restarts the interrupted epoch from its first batch, and the
+        restored initial_epoch is never reset, so the second phase's fit trains nothing."""
+        result = outcome(compare(SMALL, crash_at=13), "keras")
+        assert (
+            "never reads samples 0-29 of 'b' (the plan reads them once)" in result.differences  # type: ignore[attr-defined]
+        )
+        assert (
+            "reads samples 0-29 of 'a' 3 times where the plan reads them twice"
+            in result.differences  # type: ignore[attr-defined]
+        )
+
+    def test_composer_overshoot_leaks(self) -> None:
+        """Composer measures the second relative call from the overshot counter: 2048, not 2016."""
+        loader = Loader(samples=10_000, batch_size=32, name="a")
+        scenario = _scenario(
+            FitCall(loader=loader, duration="1000sp"),
+            FitCall(loader=loader, duration="1000sp"),
+            max_duration="1000sp",
+        )
+        result = outcome(compare(scenario), "composer")
+        assert result.steps == 64  # type: ignore[attr-defined]
+        assert result.differences[0] == "trains 64 steps where the plan has 63"  # type: ignore[attr-defined]
+
+
+class TestUnsupported:
+    """What a trainer's vocabulary cannot say is reported, with the reason, not guessed."""
+
+    def test_reset_time_in_lightning(self) -> None:
+        """Lightning has no clock reset."""
+        scenario = _scenario(
+            FitCall(loader=A, until="5ba"), FitCall(loader=A, until="5ba", reset_time=True)
+        )
+        result = outcome(compare(scenario), "lightning")
+        assert not result.supported  # type: ignore[attr-defined]
+        assert "no way to restart the clock" in result.reason  # type: ignore[attr-defined]
+
+    def test_streams(self) -> None:
+        """The profiles model sized data sets."""
+        stream = Loader(samples=None, batch_size=4, name="s")
+        with pytest.raises(Unsupported, match="is a stream"):
+            datasets(_scenario(FitCall(loader=stream, duration="5ba")))
+
+    def test_crash_outside_the_run(self) -> None:
+        """A crash step must be inside the run."""
+        with pytest.raises(ValueError, match="expected a step inside the run, 1 to 22"):
+            compare(SMALL, crash_at=23)
+
+
+def test_cli_compare() -> None:
+    """`durations compare` prints each trainer next to the plan, or JSON with the same data."""
+    path = str(ROOT / "tests" / "golden" / "two-phase-small.toml")
+    text = subprocess.run(
+        [sys.executable, "-m", "durations", "compare", path, "--crash-at", "13"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "durations plans 23 steps (#0 20 · #1 3)" in text
+    assert "  - reads samples 0-29 of 'a' 3 times where the plan reads them twice" in text
+    data = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "durations", "compare", path, "--json", "--trainer", "keras"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    assert [t["trainer"] for t in data["trainers"]] == ["keras"]
+    assert data["plan"]["total_steps"] == 23

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from fractions import Fraction
 
 import attrs
@@ -81,6 +82,21 @@ class Segment:
     def stop_step(self) -> int:
         """The plan step at which this call ends."""
         return self.start_step + self.steps
+
+    def reads(self) -> Iterator[SampleRange]:
+        """The samples each step of this call reads, in order: one range per step, in-epoch
+        indices of the loader read in its order. One value per step: for tests and reports."""
+        if self.action is Action.SKIP:
+            return
+        loader, position = self.loader, self.start
+        for _ in range(self.steps):
+            position = position.normalized(loader)
+            start = position.sample_in_epoch
+            size = loader.batch_size
+            if loader.samples is not None:
+                size = min(size, loader.samples - start)
+            yield SampleRange(position.epoch, start, start + size)
+            position = position.advance(loader, 1)
 
     def should_stop(self, progress: Progress) -> bool:
         """Whether a run at ``progress`` has finished this call (O(1)).

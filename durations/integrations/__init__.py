@@ -1,0 +1,19 @@
+"""Framework integrations: one module per framework, each imported only by those who use it.
+
+- :mod:`durations.integrations.transformers`: a Hugging Face ``TrainerCallback``.
+- :mod:`durations.integrations.lightning`: a PyTorch Lightning ``Callback``.
+- :mod:`durations.integrations.checkpoints`: readers of Lightning and Composer checkpoints, and
+  :func:`~durations.integrations.checkpoints.latest_checkpoint`, which picks the newest
+  checkpoint of a folder or fsspec URL by the progress each records.
+
+Importing this package imports no framework; ``import durations`` never imports it. The
+frameworks come with ``pip install 'training-durations[frameworks]'``. See
+``docs/integrations.md``.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
+
+#: What every integration says when its framework is missing.
+INSTALL_HINT = "pip install 'training-durations[frameworks]'"

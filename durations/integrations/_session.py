@@ -1,0 +1,172 @@
+"""What both integrations share, framework-free: the plan of one process of a script, the call
+being trained, and the mapping between a framework's step counter and the plan's lifetime steps.
+
+A *process* of the script plans once, at its first train/fit, from the newest checkpoint under
+the checkpoint location (or from scratch when there is none), then walks the script's fit calls
+in order, one per train/fit.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from ..errors import DurationsError
+from ..fit import DataPolicy, FitCall, RunConfig
+from ..planner import plan as make_plan
+from ..plans import Action, Plan, Segment
+from .checkpoints import CheckpointReader, FoundCheckpoint, latest_checkpoint
+
+__all__ = ["IntegrationError", "Session", "Start", "StartKind"]
+
+
+class IntegrationError(DurationsError, RuntimeError):
+    """A framework run that cannot follow the plan, or a script that uses an integration wrongly.
+    The message says what was found, what the plan needs, and the fix."""
+
+
+class StartKind(enum.Enum):
+    """What a train/fit call of the script does in this process."""
+
+    #: The ledger says the call finished: do not train.
+    SKIP = "skip"
+    #: The call had started: resume from the checkpoint.
+    RESUME = "resume"
+    #: The call starts now (with the previous call's weights from the checkpoint, if any).
+    RUN = "run"
+
+
+@attrs.frozen(kw_only=True)
+class Start:
+    """The decision for one train/fit: the segment, and which checkpoint to resume or take the
+    weights from (``None``: nothing to load)."""
+
+    kind: StartKind
+    segment: Segment
+    resume_from: str | None = None
+    weights_from: str | None = None
+
+
+class Session:
+    """The plan of this process and where it is in the script."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        calls: Sequence[FitCall],
+        checkpoints: str | os.PathLike[str],
+        reader: CheckpointReader,
+    ) -> None:
+        if not isinstance(config, RunConfig):
+            raise TypeError(f"config={config!r}: expected a durations.RunConfig")
+        calls = tuple(calls)
+        if not calls or not all(isinstance(call, FitCall) for call in calls):
+            raise TypeError(f"calls={calls!r}: expected a non-empty sequence of durations.FitCall")
+        self.config = config
+        self.calls = calls
+        self.checkpoints = os.fspath(checkpoints)
+        self.reader = reader
+        self.plan: Plan | None = None
+        self.found: FoundCheckpoint | None = None
+        self.segment: Segment | None = None
+        self.offset = 0
+        self._next = 0
+        self._loaded = False
+
+    # -- planning -----------------------------------------------------------------------------
+
+    def _plan(self) -> Plan:
+        if self.plan is None:
+            self.found = latest_checkpoint(self.checkpoints, reader=self.reader)
+            checkpoint = None if self.found is None else self.found.checkpoint
+            planned = make_plan(self.config, self.calls, checkpoint)
+            if not planned.ok:
+                problems = "; ".join(
+                    f"{d.code}: {d.message}"
+                    for d in planned.diagnostics
+                    if d.severity.value == "error"
+                )
+                raise IntegrationError(f"the script cannot be planned: {problems}")
+            self.plan = planned
+        return self.plan
+
+    def begin(self) -> Start:
+        """Move to the script's next fit call and decide what its train/fit does."""
+        planned = self._plan()
+        index = self._next
+        if index >= len(self.calls):
+            raise IntegrationError(
+                f"the script started train/fit number {index + 1}, but it has only "
+                f"{len(self.calls)} FitCall(s); pass one FitCall per train/fit call, in order"
+            )
+        self._next += 1
+        segment = planned.segments[index]
+        self.segment = segment
+        if segment.action is Action.SKIP or segment.steps == 0:
+            return Start(kind=StartKind.SKIP, segment=segment)
+        if segment.stop_at_runtime:
+            raise IntegrationError(
+                f"call {segment.name!r} stops at a token count only known at run time; the "
+                "integrations stop at exact steps only: give the loader tokens_per_sample or "
+                "the call a target in ba, sp or ep"
+            )
+        if segment.replayed is not None or segment.skipped is not None:
+            raise IntegrationError(
+                f"call {segment.name!r} resumes under data={self.config.data.value!r}; the "
+                "integrations resume the data exactly: use RunConfig(data='exact')"
+            )
+        if self.config.data is not DataPolicy.EXACT:
+            raise IntegrationError(
+                f"RunConfig(data={self.config.data.value!r}): the integrations resume the data "
+                "exactly; use RunConfig(data='exact')"
+            )
+        first = not self._loaded
+        self._loaded = True
+        if segment.action is Action.RESUME:
+            if self.found is None:
+                raise IntegrationError(f"call {segment.name!r} resumes without a checkpoint")
+            return Start(kind=StartKind.RESUME, segment=segment, resume_from=self.found.path)
+        if not segment.start.at_epoch_start:
+            raise IntegrationError(
+                f"call {segment.name!r} starts inside an epoch of its loader (sample "
+                f"{segment.start.sample_in_epoch}, going on from the previous call on the same "
+                "stream); a framework's train/fit starts an epoch from its first sample. Give "
+                "the loader another name (a new stream, rule 4) or end the previous call at an "
+                "epoch boundary"
+            )
+        weights = self.found.path if first and self.found is not None else None
+        return Start(kind=StartKind.RUN, segment=segment, weights_from=weights)
+
+    # -- the step counter --------------------------------------------------------------------------
+
+    def attach(self, framework_step: int) -> None:
+        """Map the framework's step counter at the start of the current call to the plan."""
+        segment = self.current()
+        self.offset = segment.start.batch - framework_step
+
+    def current(self) -> Segment:
+        if self.segment is None:
+            raise IntegrationError("no fit call is running: train/fit through the callback")
+        return self.segment
+
+    def lifetime(self, framework_step: int) -> int:
+        """The lifetime step (``Progress.batch``) at the framework's step ``framework_step``."""
+        return framework_step + self.offset
+
+    def should_stop(self, framework_step: int) -> bool:
+        return self.lifetime(framework_step) >= self.current().stop.batch
+
+    def checkpoint_dict(self, framework_step: int) -> dict[str, Any]:
+        """The durations checkpoint (ledger included) at the framework's step, as JSON data."""
+        planned = self._plan()
+        step = self.lifetime(framework_step) - planned.start.batch
+        if not 0 <= step <= planned.total_steps:
+            raise IntegrationError(
+                f"the framework is at lifetime step {self.lifetime(framework_step)}, outside "
+                f"this process's plan ({planned.start.batch} to {planned.stop.batch})"
+            )
+        return planned.checkpoint_at(step).to_dict()

@@ -1,0 +1,435 @@
+"""Reading trainers' checkpoints as ``durations`` checkpoints, and finding the newest one.
+
+Lightning ``.ckpt`` files and Composer checkpoints are loaded with
+``torch.load(path, map_location="cpu", weights_only=True)``: no arbitrary object is ever
+unpickled. A checkpoint written with a ``durations`` integration carries its ledger (the
+``"durations"`` key) and reads back exactly; any other is read from its own counters, with
+``ledger=None`` (the planner then locates it in the script's plan, ``docs/semantics.md`` rule 10).
+
+:func:`latest_checkpoint` chooses among many checkpoints by the lifetime step each records, never
+by file name or modification time, on a local folder or any fsspec URL (``memory://``, ``gs://``,
+``s3://``, ...; fsspec is needed for URLs). A missing or empty location gives ``None``, an explicit
+"nothing to resume", never a silent fresh start (Lightning's ``ckpt_path="last"`` trains from
+scratch on remote storage; ``docs/integrations.md``).
+
+``torch`` is imported only when a ``.ckpt``/Composer file is read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import posixpath
+import warnings
+from collections.abc import Callable, Mapping
+from typing import IO, Any
+
+import attrs
+
+from ..checkpoint import Checkpoint
+from ..errors import CheckpointFormatError
+from ..loader import Loader
+from ..progress import Progress
+from . import INSTALL_HINT
+
+__all__ = [
+    "COMPOSER",
+    "DURATIONS_KEY",
+    "LEDGER_FILE",
+    "LIGHTNING",
+    "TRANSFORMERS",
+    "CheckpointReader",
+    "FoundCheckpoint",
+    "latest_checkpoint",
+    "read_composer_checkpoint",
+    "read_lightning_checkpoint",
+    "read_transformers_checkpoint",
+]
+
+#: The key under which the integrations store the durations checkpoint in a trainer's checkpoint.
+DURATIONS_KEY = "durations"
+#: The file the Hugging Face integration writes in every ``checkpoint-N`` directory.
+LEDGER_FILE = "durations.json"
+
+
+# -- file access: local paths, or fsspec URLs ---------------------------------------------------
+
+
+def _is_url(location: str) -> bool:
+    return "://" in location and not location.startswith("file://")
+
+
+def _fsspec() -> Any:
+    try:
+        import fsspec
+    except ImportError as error:
+        raise ImportError(
+            "reading checkpoints from a URL needs fsspec (and the filesystem's own package, "
+            "e.g. gcsfs for gs://): pip install fsspec"
+        ) from error
+    return fsspec
+
+
+def _filesystem(location: str) -> tuple[Any, str]:
+    """The fsspec filesystem of ``location`` and the path on it (local paths need no fsspec)."""
+    if not _is_url(location):
+        try:
+            fsspec = _fsspec()
+        except ImportError:
+            return None, os.path.abspath(location.removeprefix("file://"))
+        return fsspec.filesystem("file"), os.path.abspath(location.removeprefix("file://"))
+    fs, path = _fsspec().core.url_to_fs(location)
+    return fs, path
+
+
+def _open(location: str) -> IO[bytes]:
+    if not _is_url(location):
+        return open(location.removeprefix("file://"), "rb")
+    fs, path = _filesystem(location)
+    return fs.open(path, "rb")  # type: ignore[no-any-return]
+
+
+def _join(location: str, name: str) -> str:
+    return posixpath.join(location, name) if _is_url(location) else os.path.join(location, name)
+
+
+def _exists(location: str) -> bool:
+    fs, path = _filesystem(location)
+    return os.path.exists(path) if fs is None else bool(fs.exists(path))
+
+
+# -- torch.load, safely ---------------------------------------------------------------------------
+
+
+def _torch_load(location: str) -> Any:
+    """``torch.load(..., map_location="cpu", weights_only=True)``; refusals become clear errors."""
+    try:
+        import torch
+    except ImportError as error:
+        raise ImportError(f"reading {location} needs torch: {INSTALL_HINT}") from error
+    import datetime
+
+    # Composer stores wall-clock durations as timedelta: a plain value, safe to allow.
+    with torch.serialization.safe_globals([datetime.timedelta]):
+        try:
+            if not _is_url(location):
+                path = location.removeprefix("file://")
+                try:  # mmap: the tensors are not read, only the counters we look at
+                    return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+                except RuntimeError as error:
+                    if "mmap" not in str(error):
+                        raise
+                    return torch.load(path, map_location="cpu", weights_only=True)
+            with _open(location) as handle:
+                return torch.load(handle, map_location="cpu", weights_only=True)
+        except pickle.UnpicklingError as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            raise CheckpointFormatError(
+                "",
+                f"{location}: torch.load(weights_only=True) refused this checkpoint ({first}). "
+                "durations never unpickles arbitrary objects; if you trust the file, load it "
+                "yourself and pass the counters to durations.Checkpoint, or re-save it without "
+                "the custom objects",
+            ) from None
+
+
+# -- Lightning -------------------------------------------------------------------------------------
+
+
+def _whole(data: Mapping[str, Any], key: str, location: str, default: int | None = None) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CheckpointFormatError(key, f"{location}: expected a whole number >= 0, got {value!r}")
+    return value
+
+
+def _ledger_checkpoint(data: Any, location: str) -> Checkpoint | None:
+    if not isinstance(data, Mapping) or DURATIONS_KEY not in data:
+        return None
+    stored = data[DURATIONS_KEY]
+    try:
+        return Checkpoint.from_dict(stored)
+    except CheckpointFormatError as error:
+        raise CheckpointFormatError(
+            f"{DURATIONS_KEY}.{error.path}" if error.path else DURATIONS_KEY,
+            f"{location}: {error.reason}",
+        ) from None
+
+
+def _counters_progress(
+    *, epoch: int, batch: int, batch_in_epoch: int, loader: Loader | None
+) -> Progress:
+    """A Progress from a trainer's step counters; samples come from ``loader`` when given,
+    else they are the lower bound one sample per step (the file records no sample counts)."""
+    batch_in_epoch = min(batch_in_epoch, batch)
+    if loader is None:
+        return Progress(
+            epoch=epoch,
+            batch=batch,
+            sample=batch,
+            batch_in_epoch=batch_in_epoch,
+            sample_in_epoch=batch_in_epoch,
+            token=None,
+            token_in_epoch=None,
+        )
+    in_epoch = batch_in_epoch * loader.batch_size
+    if loader.samples is not None:
+        in_epoch = min(in_epoch, loader.samples)
+    return Progress(
+        epoch=epoch,
+        batch=batch,
+        sample=max(batch * loader.batch_size, in_epoch),
+        batch_in_epoch=batch_in_epoch,
+        sample_in_epoch=in_epoch,
+        token=None,
+        token_in_epoch=None,
+    )
+
+
+def read_lightning_checkpoint(
+    path: str | os.PathLike[str], *, loader: Loader | None = None
+) -> Checkpoint:
+    """Read a PyTorch Lightning ``.ckpt`` file (a local path or an fsspec URL).
+
+    With the ledger the Lightning integration stored, the result is that checkpoint exactly.
+    Otherwise ``ledger=None``, ``loader_state`` says whether a stateful loader's state was saved,
+    and the progress comes from ``global_step``, ``epoch`` and the fit loop's batch progress;
+    sample counts are computed with ``loader`` when given, else they are the lower bound of one
+    sample per step. Raises :class:`~durations.CheckpointFormatError` for a file that is not a
+    Lightning checkpoint and ``OSError`` when it cannot be read.
+    """
+    location = os.fspath(path)
+    data = _torch_load(location)
+    if not isinstance(data, Mapping) or "global_step" not in data:
+        raise CheckpointFormatError(
+            "global_step",
+            f"{location} is not a Lightning checkpoint: expected a dict with 'global_step' and "
+            "'epoch' (what Trainer.save_checkpoint writes)",
+        )
+    stored = _ledger_checkpoint(data, location)
+    if stored is not None:
+        return stored
+    step = _whole(data, "global_step", location)
+    epoch = _whole(data, "epoch", location, default=0)
+    fit_loop = (
+        data.get("loops", {}).get("fit_loop", {}) if isinstance(data.get("loops"), Mapping) else {}
+    )
+    progress = (
+        fit_loop.get("epoch_loop.batch_progress", {}) if isinstance(fit_loop, Mapping) else {}
+    )
+    current = progress.get("current", {}) if isinstance(progress, Mapping) else {}
+    in_epoch = current.get("processed", 0) if isinstance(current, Mapping) else 0
+    if isinstance(in_epoch, bool) or not isinstance(in_epoch, int) or in_epoch < 0:
+        in_epoch = 0
+    loaders = (
+        fit_loop.get("state_dict", {}).get("combined_loader")
+        if isinstance(fit_loop.get("state_dict"), Mapping)
+        else None
+    )
+    return Checkpoint(
+        progress=_counters_progress(
+            epoch=epoch, batch=step, batch_in_epoch=in_epoch, loader=loader
+        ),
+        ledger=None,
+        loader_state=bool(loaders),
+    )
+
+
+# -- Composer --------------------------------------------------------------------------------------
+
+
+def read_composer_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
+    """Read a Composer checkpoint (``state.timestamp``), a local path or an fsspec URL.
+
+    Composer records every counter durations needs (epoch, batch, sample, token, and their
+    in-epoch positions), so the progress is exact; ``ledger`` is ``None`` unless a ``durations``
+    key was stored (at the top level or in ``state``). Composer saves much else with pickle: when
+    ``weights_only`` refuses an object, the error says so.
+    """
+    location = os.fspath(path)
+    data = _torch_load(location)
+    state = data.get("state") if isinstance(data, Mapping) else None
+    stamp = state.get("timestamp") if isinstance(state, Mapping) else None
+    if not isinstance(stamp, Mapping):
+        raise CheckpointFormatError(
+            "state.timestamp",
+            f"{location} is not a Composer checkpoint: expected state.timestamp with the "
+            "epoch/batch/sample/token counters",
+        )
+    stored = _ledger_checkpoint(data, location) or _ledger_checkpoint(state, location)
+    if stored is not None:
+        return stored
+    values = {
+        key: _whole(stamp, key, location)
+        for key in ("epoch", "batch", "sample", "batch_in_epoch", "sample_in_epoch")
+    }
+    token, token_in_epoch = stamp.get("token"), stamp.get("token_in_epoch")
+    try:
+        progress = Progress(token=token, token_in_epoch=token_in_epoch, **values)
+    except Exception as error:  # a ProgressError names the field
+        raise CheckpointFormatError("state.timestamp", f"{location}: {error}") from None
+    return Checkpoint(progress=progress, ledger=None, loader_state=True)
+
+
+# -- Hugging Face ----------------------------------------------------------------------------------
+
+
+def read_transformers_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
+    """Read a Hugging Face ``checkpoint-N`` directory (a local path or an fsspec URL).
+
+    The ledger file ``durations.json`` that the Hugging Face integration writes is read exactly.
+    Without it, ``trainer_state.json`` gives ``global_step`` and the epoch (a float) with
+    ``ledger=None`` and no loader state; sample counts are the lower bound of one per step.
+    """
+    location = os.fspath(path)
+    ledger_path = _join(location, LEDGER_FILE)
+    if _exists(ledger_path):
+        with _open(ledger_path) as handle:
+            try:
+                data = json.loads(handle.read().decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as error:
+                raise CheckpointFormatError("", f"{ledger_path} is not JSON: {error}") from None
+        try:
+            return Checkpoint.from_dict(data)
+        except CheckpointFormatError as error:
+            raise CheckpointFormatError(error.path, f"{ledger_path}: {error.reason}") from None
+    state_path = _join(location, "trainer_state.json")
+    if not _exists(state_path):
+        raise CheckpointFormatError(
+            "",
+            f"{location} has neither {LEDGER_FILE} nor trainer_state.json; expected a Hugging "
+            "Face checkpoint-N directory",
+        )
+    with _open(state_path) as handle:
+        try:
+            state = json.loads(handle.read().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise CheckpointFormatError("", f"{state_path} is not JSON: {error}") from None
+    if not isinstance(state, Mapping):
+        raise CheckpointFormatError("", f"{state_path}: expected a JSON object")
+    step = _whole(state, "global_step", state_path)
+    epoch = state.get("epoch") or 0
+    if not isinstance(epoch, int | float) or isinstance(epoch, bool) or epoch < 0:
+        raise CheckpointFormatError("epoch", f"{state_path}: expected a number, got {epoch!r}")
+    return Checkpoint(
+        progress=_counters_progress(epoch=int(epoch), batch=step, batch_in_epoch=0, loader=None),
+        ledger=None,
+        loader_state=False,
+    )
+
+
+# -- choosing the newest ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class CheckpointReader:
+    """How :func:`latest_checkpoint` recognises and reads one kind of checkpoint.
+
+    ``matches(path, is_dir)`` says whether an entry of the location is a candidate (by its
+    kind, never to order them); ``read(location)`` reads it.
+    """
+
+    kind: str
+    matches: Callable[[str, bool], bool]
+    read: Callable[[str], Checkpoint]
+
+
+def _lightning_match(path: str, is_dir: bool) -> bool:
+    return not is_dir and path.endswith(".ckpt")
+
+
+def _composer_match(path: str, is_dir: bool) -> bool:
+    return not is_dir and path.endswith((".pt", ".pt.tar"))
+
+
+def _transformers_match(path: str, is_dir: bool) -> bool:
+    return is_dir and posixpath.basename(path.rstrip("/")).startswith("checkpoint-")
+
+
+#: Lightning ``.ckpt`` files.
+LIGHTNING = CheckpointReader("lightning", _lightning_match, read_lightning_checkpoint)
+#: Composer ``.pt`` / ``.pt.tar`` files.
+COMPOSER = CheckpointReader("composer", _composer_match, read_composer_checkpoint)
+#: Hugging Face ``checkpoint-N`` directories.
+TRANSFORMERS = CheckpointReader("transformers", _transformers_match, read_transformers_checkpoint)
+
+
+@attrs.frozen
+class FoundCheckpoint:
+    """A checkpoint :func:`latest_checkpoint` chose: where it is (a path, or a full URL with
+    its protocol, ready for ``ckpt_path=``) and what it records."""
+
+    path: str
+    checkpoint: Checkpoint
+
+
+def _rank(found: FoundCheckpoint) -> tuple[int, int, int, str]:
+    """Order by lifetime step; among equals, the one whose ledger records more finished calls
+    (a call's final checkpoint), then more started calls; the path only breaks exact ties."""
+    ledger = found.checkpoint.ledger or ()
+    return (
+        found.checkpoint.progress.batch,
+        sum(entry.finished for entry in ledger),
+        len(ledger),
+        found.path,
+    )
+
+
+def _as_location(location: str, root: str, path: str) -> str:
+    """``path`` (as the filesystem lists it) spelled like ``location``: fsspec lists paths
+    without their protocol (``bucket/run/x.ckpt``), which Lightning would then look for on the
+    local disk (``docs/integrations.md``); the result keeps the user's ``gs://...`` prefix."""
+    if not _is_url(location):
+        return path
+    relative = posixpath.relpath(path, root.rstrip("/") or "/")
+    return posixpath.join(location.rstrip("/"), relative)
+
+
+def latest_checkpoint(
+    location: str | os.PathLike[str], *, reader: CheckpointReader = LIGHTNING
+) -> FoundCheckpoint | None:
+    """The checkpoint under ``location`` (searched recursively) that records the most progress.
+
+    ``location`` is a local folder or an fsspec URL. Candidates are the entries ``reader``
+    recognises (``LIGHTNING``: ``.ckpt`` files; ``COMPOSER``; ``TRANSFORMERS``: ``checkpoint-N``
+    directories); each is read and the one with the highest lifetime step wins, whatever its
+    name or modification time. Returns ``None`` when ``location`` does not exist or holds no
+    candidate. A candidate that cannot be read (say, cut short by the crash) is skipped with a
+    ``RuntimeWarning``; if every candidate fails, the first error is raised.
+    """
+    text = os.fspath(location)
+    fs, root = _filesystem(text)
+    entries: list[tuple[str, bool]] = []
+    if fs is None:
+        if not os.path.isdir(root):
+            return None
+        for directory, dirs, files in os.walk(root):
+            entries += [(os.path.join(directory, d), True) for d in dirs]
+            entries += [(os.path.join(directory, f), False) for f in files]
+    else:
+        if not fs.exists(root) or not fs.isdir(root):
+            return None
+        for path, info in fs.find(root, withdirs=True, detail=True).items():
+            if path.rstrip("/") != root.rstrip("/"):
+                entries.append((path, info.get("type") == "directory"))
+    candidates = sorted(
+        _as_location(text, root, path) for path, is_dir in entries if reader.matches(path, is_dir)
+    )
+    found: list[FoundCheckpoint] = []
+    errors: list[Exception] = []
+    for candidate in candidates:
+        try:
+            found.append(FoundCheckpoint(candidate, reader.read(candidate)))
+        except (CheckpointFormatError, OSError, EOFError, RuntimeError) as error:
+            errors.append(error)
+            warnings.warn(
+                f"skipping {candidate}: it cannot be read as a {reader.kind} checkpoint ({error})",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    if not found:
+        if errors:
+            raise errors[0]
+        return None
+    return max(found, key=_rank)

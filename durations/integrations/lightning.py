@@ -1,0 +1,243 @@
+"""PyTorch Lightning: a ``Callback`` that makes each ``fit()`` follow the plan.
+
+One ``fit()`` per ``FitCall``, in order, through :meth:`DurationsCallback.fit`::
+
+    callback = DurationsCallback(config, calls, checkpoints="ckpts")
+    for call, loader in zip(calls, loaders):
+        trainer = pl.Trainer(max_epochs=-1, callbacks=[callback, ModelCheckpoint(...)])
+        callback.fit(trainer, model, loader)
+
+The callback stores the durations checkpoint (with the ledger) under the ``"durations"`` key of
+every Lightning checkpoint (``on_save_checkpoint``), stops each ``fit()`` at its segment's exact
+step (``trainer.should_stop``), saves a checkpoint at the end of every call, and at the first
+``fit()`` of a process plans from the newest ``.ckpt`` under ``checkpoints`` (a folder or an
+fsspec URL), chosen by recorded progress. ``callback.fit`` then skips finished calls, resumes
+the started one with ``ckpt_path`` and gives a call that starts after a restart the previous
+call's final weights.
+
+An exact mid-epoch resume needs a loader with ``state_dict``/``load_state_dict``, such as
+torchdata's ``StatefulDataLoader``: a plain ``DataLoader`` replays the epoch (checked). The
+loader resumes by samples while Lightning counts batches, so a mid-epoch resume at another batch
+size is refused (``tests/frameworks/FINDINGS.md`` D4).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..fit import FitCall, RunConfig
+from . import INSTALL_HINT
+from ._session import IntegrationError, Session, StartKind
+from .checkpoints import DURATIONS_KEY, LIGHTNING, _is_url, _torch_load
+
+__all__ = ["DurationsCallback", "IntegrationError"]
+
+#: Created on first use by the module ``__getattr__`` below (the framework is imported then).
+DurationsCallback: Any
+
+
+def _file_name(identity: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", identity.replace("#", "call")).strip("_") or "call"
+
+
+class _Callback:
+    """Enforce a durations plan on Lightning ``Trainer.fit`` calls, one per ``FitCall``.
+
+    ``config`` and ``calls`` are the script's ``RunConfig`` and ``FitCall``s (a loader's
+    ``batch_size`` is the global batch per optimizer step). ``checkpoints`` is where the run's
+    ``.ckpt`` files are (searched recursively: give ``ModelCheckpoint`` a ``dirpath`` under it);
+    the newest by recorded progress is where a re-run of the script resumes. With
+    ``save_at_end`` the callback saves ``<checkpoints>/<call>-end.ckpt`` when a call ends, so
+    the ledger records it finished.
+
+    Fit with :meth:`fit`, not ``trainer.fit()``: it decides ``ckpt_path`` and skips calls that
+    are finished.
+    """
+
+    def __init__(
+        self,
+        config: RunConfig,
+        calls: Sequence[FitCall],
+        *,
+        checkpoints: str | os.PathLike[str],
+        save_at_end: bool = True,
+    ) -> None:
+        self.session = Session(config, calls, checkpoints, LIGHTNING)
+        self.save_at_end = save_at_end
+        self._active = False
+        self._resume_from: str | None = None
+        self._stopped = False
+
+    @property
+    def state_key(self) -> str:
+        return "DurationsCallback"
+
+    @property
+    def lifetime_step(self) -> int:
+        """The run's lifetime step count (``Progress.batch``) where training is now."""
+        return self.session.lifetime(self._step)
+
+    # -- the script's side ---------------------------------------------------------------------
+
+    def fit(self, trainer: Any, model: Any, *args: Any, **kwargs: Any) -> None:
+        """Run the script's next fit call: ``trainer.fit(model, *args, **kwargs)`` as the plan
+        says, with the ``ckpt_path`` it chooses; nothing for a call that is finished."""
+        if "ckpt_path" in kwargs:
+            raise TypeError(
+                "callback.fit(..., ckpt_path=...): the callback chooses the checkpoint from the "
+                "ledger; drop the argument"
+            )
+        if self not in trainer.callbacks:
+            raise IntegrationError(
+                "this DurationsCallback is not one of the trainer's callbacks: pass it as "
+                "pl.Trainer(..., callbacks=[callback])"
+            )
+        start = self.session.begin()
+        if start.kind is StartKind.SKIP:
+            return
+        if start.weights_from is not None:
+            # The call starts after a restart: the previous call's final weights, as an
+            # uninterrupted script would hand them over in memory. Lightning creates the
+            # optimizers afresh at every fit(), so the weights are all there is to restore.
+            stored = _torch_load(start.weights_from)
+            model.load_state_dict(stored["state_dict"])
+        self._active = True
+        self._resume_from = start.resume_from
+        self._stopped = False
+        try:
+            trainer.fit(model, *args, ckpt_path=start.resume_from, **kwargs)
+        finally:
+            self._active = False
+
+    # -- Lightning's side ---------------------------------------------------------------------
+
+    _step = 0
+
+    def on_load_checkpoint(self, trainer: Any, pl_module: Any, checkpoint: dict[str, Any]) -> None:
+        if not self._active:
+            return
+        found = self.session.found
+        stored = checkpoint.get(DURATIONS_KEY)
+        if found is not None and self._resume_from == found.path and isinstance(stored, dict):
+            progress = stored.get("progress", {}).get("batch")
+            if progress != found.checkpoint.progress.batch:
+                raise IntegrationError(
+                    f"Lightning loaded a checkpoint at lifetime step {progress}, the plan "
+                    f"resumes at {found.checkpoint.progress.batch} ({found.path})"
+                )
+
+    def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+        if not self._active:
+            raise IntegrationError(
+                "trainer.fit() was called directly: run each fit call with "
+                "callback.fit(trainer, model, loader) so finished calls are skipped and a "
+                "started one resumes"
+            )
+        segment = self.session.current()
+        loader = segment.loader
+        self._step = trainer.global_step
+        self.session.attach(trainer.global_step)
+        needed = segment.stop.batch - self.session.offset
+        max_steps = trainer.max_steps
+        if max_steps not in (-1, None) and max_steps < needed:
+            raise IntegrationError(
+                f"call {segment.name!r} needs Lightning to allow {needed} steps but "
+                f"max_steps={max_steps}: use max_steps=-1 (the callback stops the call)"
+            )
+        max_epochs = trainer.max_epochs
+        if max_epochs not in (-1, None):
+            raise IntegrationError(
+                f"call {segment.name!r}: max_epochs={max_epochs} would fight the plan "
+                "(Lightning counts epochs of each fit's own loader): use "
+                "pl.Trainer(max_epochs=-1); the callback stops the call at the plan's step"
+            )
+        accumulate = trainer.accumulate_grad_batches
+        batches = trainer.num_training_batches
+        if isinstance(batches, int) and loader.steps_per_epoch is not None:
+            steps = -(-batches // accumulate)
+            if steps != loader.steps_per_epoch:
+                raise IntegrationError(
+                    f"call {segment.name!r}: Lightning has {batches} batches per epoch "
+                    f"(accumulate_grad_batches={accumulate}), {steps} optimizer steps; the "
+                    f"plan's loader has {loader.steps_per_epoch} "
+                    f"(samples={loader.samples}, batch_size={loader.batch_size}); make them agree"
+                )
+        mid_epoch = not segment.start.at_epoch_start
+        if mid_epoch:
+            loaders = trainer.fit_loop._combined_loader
+            flattened = [] if loaders is None else loaders.flattened
+            if not all(hasattr(item, "state_dict") for item in flattened):
+                raise IntegrationError(
+                    f"call {segment.name!r} resumes {segment.start.sample_in_epoch} samples into "
+                    "an epoch, but its DataLoader has no state_dict(): Lightning would replay the "
+                    "epoch from its start. Use torchdata.stateful_dataloader.StatefulDataLoader"
+                )
+            if segment.entry.loader.batch_size != loader.batch_size:
+                raise IntegrationError(
+                    f"call {segment.name!r} resumes mid-epoch at batch size {loader.batch_size}, "
+                    f"saved at {segment.entry.loader.batch_size}: the loader resumes by samples "
+                    "but Lightning counts batches, and would end the epoch at the wrong place "
+                    "(FINDINGS D4). Resume at the saved batch size, or from an epoch boundary"
+                )
+
+    def on_train_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+        self._step = trainer.global_step
+        if self.session.should_stop(trainer.global_step):
+            trainer.should_stop = True
+            self._stopped = True
+
+    def on_save_checkpoint(self, trainer: Any, pl_module: Any, checkpoint: dict[str, Any]) -> None:
+        if self.session.segment is None:
+            return
+        data = self.session.checkpoint_dict(trainer.global_step)
+        loops = checkpoint.get("loops", {}).get("fit_loop", {}).get("state_dict", {})
+        if isinstance(loops, dict) and not loops.get("combined_loader"):
+            data["loader_state"] = False  # a plain DataLoader: its position is not saved
+        checkpoint[DURATIONS_KEY] = data
+
+    def on_train_end(self, trainer: Any, pl_module: Any) -> None:
+        segment = self.session.current()
+        lifetime = self.session.lifetime(trainer.global_step)
+        if lifetime < segment.stop.batch:
+            raise IntegrationError(
+                f"Lightning ended call {segment.name!r} at lifetime step {lifetime}, before the "
+                f"plan's stop {segment.stop.batch}: remove what stopped it (max_epochs, "
+                "max_steps, limit_train_batches, EarlyStopping, a loader that ran out)"
+            )
+        if self.save_at_end:
+            root = self.session.checkpoints
+            name = f"{_file_name(segment.name)}-end.ckpt"
+            path = posixpath.join(root, name) if _is_url(root) else os.path.join(root, name)
+            trainer.save_checkpoint(path)
+
+
+def _make_class() -> type[Any]:
+    try:
+        import pytorch_lightning as pl
+    except ImportError:
+        try:
+            import lightning.pytorch as pl  # type: ignore[no-redef, unused-ignore]
+        except ImportError as error:
+            raise ImportError(
+                f"durations.integrations.lightning needs pytorch-lightning: {INSTALL_HINT}"
+            ) from error
+
+    class DurationsCallback(_Callback, pl.Callback):  # type: ignore[misc, unused-ignore]
+        __doc__ = _Callback.__doc__
+
+    DurationsCallback.__module__ = __name__
+    return DurationsCallback
+
+
+def __getattr__(name: str) -> Any:
+    """``DurationsCallback`` is created on first use, so importing this module (say, by a
+    doctest collector) imports no framework."""
+    if name == "DurationsCallback":
+        made = _make_class()
+        globals()[name] = made
+        return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

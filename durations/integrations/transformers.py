@@ -1,0 +1,253 @@
+"""Hugging Face ``transformers``: a ``TrainerCallback`` that makes each ``train()`` follow the plan.
+
+One ``trainer.train()`` per ``FitCall``, in order, through :meth:`DurationsCallback.train`::
+
+    callback = DurationsCallback(config, calls, checkpoints="out")
+    for call, dataset in zip(calls, datasets):
+        args = TrainingArguments(output_dir=f"out/{call.name}", max_steps=10**9, ...)
+        callback.train(Trainer(model=model, args=args, train_dataset=dataset, callbacks=[callback]))
+
+The callback stops each ``train()`` at its segment's exact step, saves at the end of every call,
+writes the durations checkpoint (``durations.json``, with the ledger) into every ``checkpoint-N``
+directory, and at the first ``train()`` of a process plans from the newest of those checkpoints
+(chosen by recorded progress). ``callback.train`` then skips finished calls, resumes the started
+one with Hugging Face's own ``resume_from_checkpoint`` (whose batch skip puts the data exactly
+where the plan says, which the callback checks), and gives a call that starts after a restart the
+previous call's final weights.
+
+Hugging Face counts ``global_step`` from 0 in every ``train()``, and names checkpoints after it,
+so each call needs its own ``output_dir`` under ``checkpoints`` (checked). See
+``docs/integrations.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ..fit import FitCall, RunConfig
+from . import INSTALL_HINT
+from ._session import IntegrationError, Session, StartKind
+from .checkpoints import LEDGER_FILE, TRANSFORMERS
+
+__all__ = ["DurationsCallback", "IntegrationError"]
+
+#: Created on first use by the module ``__getattr__`` below (the framework is imported then).
+DurationsCallback: Any
+
+
+def _within(path: str, root: str) -> bool:
+    path, root = os.path.realpath(path), os.path.realpath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class _Callback:
+    """Enforce a durations plan on Hugging Face ``Trainer.train`` calls, one per ``FitCall``.
+
+    ``config`` and ``calls`` are the script's ``RunConfig`` and ``FitCall``s (each loader's
+    ``batch_size`` is the global batch: per-device batch x gradient accumulation x processes).
+    ``checkpoints`` is the folder under which every call's ``output_dir`` lies; the newest
+    checkpoint there, by recorded progress, is where a re-run of the script resumes.
+
+    Train with :meth:`train`, not ``trainer.train()``: a finished call must not train at all,
+    which a callback cannot arrange, and a resumed call needs ``resume_from_checkpoint``.
+    """
+
+    def __init__(
+        self,
+        config: RunConfig,
+        calls: Sequence[FitCall],
+        *,
+        checkpoints: str | os.PathLike[str],
+    ) -> None:
+        self.session = Session(config, calls, checkpoints, TRANSFORMERS)
+        self._active = False
+        self._step = 0
+
+    # -- the script's side ---------------------------------------------------------------------
+
+    @property
+    def lifetime_step(self) -> int:
+        """The run's lifetime step count (``Progress.batch``) where training is now."""
+        return self.session.lifetime(self._step)
+
+    def train(self, trainer: Any, **kwargs: Any) -> Any:
+        """Run the script's next fit call on ``trainer`` as the plan says.
+
+        Returns what ``trainer.train`` returns, or ``None`` for a call the ledger records as
+        finished (nothing is trained). ``kwargs`` go to ``trainer.train`` (not
+        ``resume_from_checkpoint``, which the callback decides).
+        """
+        if "resume_from_checkpoint" in kwargs:
+            raise TypeError(
+                "callback.train(trainer, resume_from_checkpoint=...): the callback chooses the "
+                "checkpoint from the ledger; drop the argument"
+            )
+        if self not in trainer.callback_handler.callbacks:
+            raise IntegrationError(
+                "this DurationsCallback is not one of the trainer's callbacks: pass it as "
+                "Trainer(..., callbacks=[callback])"
+            )
+        start = self.session.begin()
+        if start.kind is StartKind.SKIP:
+            return None
+        output_dir = str(trainer.args.output_dir)
+        if not _within(output_dir, self.session.checkpoints):
+            raise IntegrationError(
+                f"call {start.segment.name!r} saves to output_dir={output_dir!r}, outside the "
+                f"callback's checkpoints={self.session.checkpoints!r}: a re-run would not find "
+                "its checkpoints; put every call's output_dir under checkpoints"
+            )
+        if start.kind is StartKind.RUN:
+            self._check_output_dir(output_dir, start.segment.name)
+        if start.weights_from is not None:
+            # The call starts after a restart: the previous call's final weights, as an
+            # uninterrupted script would hand them over in memory.
+            trainer._load_from_checkpoint(start.weights_from)
+        self._active = True
+        try:
+            return trainer.train(resume_from_checkpoint=start.resume_from, **kwargs)
+        finally:
+            self._active = False
+
+    def _check_output_dir(self, output_dir: str, name: str) -> None:
+        """A new call must not write ``checkpoint-N`` where another call wrote them: Hugging
+        Face numbers them by its per-``train()`` step, so they would overwrite each other."""
+        if not os.path.isdir(output_dir):
+            return
+        for entry in sorted(os.listdir(output_dir)):
+            ledger = os.path.join(output_dir, entry, LEDGER_FILE)
+            if not (entry.startswith("checkpoint-") and os.path.isfile(ledger)):
+                continue
+            with open(ledger, encoding="utf-8") as handle:
+                entries = json.load(handle).get("ledger") or []
+            other = entries[-1].get("name") if entries else None
+            if other != name:
+                raise IntegrationError(
+                    f"call {name!r} would write its checkpoints to {output_dir!r}, which holds "
+                    f"{entry} of call {other!r}; Hugging Face names checkpoints by the step "
+                    "count of each train(), so they would overwrite each other: give each call "
+                    f"its own output_dir (e.g. {os.path.join(self.session.checkpoints, name)!r})"
+                )
+
+    # -- Hugging Face's side ----------------------------------------------------------------
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if not self._active:
+            raise IntegrationError(
+                "trainer.train() was called directly: run each fit call with "
+                "callback.train(trainer) so finished calls are skipped and a started one resumes"
+            )
+        segment = self.session.current()
+        loader = segment.loader
+        self._step = state.global_step
+        self.session.attach(state.global_step)
+        world = getattr(args, "world_size", 1) or 1
+        batch = state.train_batch_size * args.gradient_accumulation_steps * world
+        if batch != loader.batch_size:
+            raise IntegrationError(
+                f"call {segment.name!r}: the trainer's global batch is {batch} (per-device "
+                f"{state.train_batch_size} x gradient_accumulation_steps "
+                f"{args.gradient_accumulation_steps} x {world} processes), the plan's loader has "
+                f"batch_size={loader.batch_size}; make them agree"
+            )
+        if bool(args.dataloader_drop_last) != loader.drop_last:
+            raise IntegrationError(
+                f"call {segment.name!r}: dataloader_drop_last={args.dataloader_drop_last}, the "
+                f"plan's loader has drop_last={loader.drop_last}; make them agree"
+            )
+        dataloader = kwargs.get("train_dataloader")
+        dataset = getattr(dataloader, "dataset", None)
+        size = len(dataset) if dataset is not None and hasattr(dataset, "__len__") else None
+        if loader.samples is not None and size is not None and size != loader.samples:
+            raise IntegrationError(
+                f"call {segment.name!r}: the training dataset has {size} samples, "
+                f"the plan's loader {loader.samples}; make them agree"
+            )
+        needed = segment.stop.batch - self.session.offset
+        if state.max_steps < needed:
+            raise IntegrationError(
+                f"call {segment.name!r} needs Hugging Face to allow {needed} steps in this "
+                f"train() but its max_steps is {state.max_steps} (from max_steps / "
+                "num_train_epochs): set TrainingArguments(max_steps=...) to at least that, or "
+                "larger; the callback stops the call at the plan's step"
+            )
+        if args.ignore_data_skip:
+            raise IntegrationError(
+                "ignore_data_skip=True restarts the interrupted epoch; the plan resumes the "
+                "data exactly: leave ignore_data_skip=False"
+            )
+        self._check_data_position(state.global_step)
+
+    def _check_data_position(self, global_step: int) -> None:
+        """Hugging Face's resume skips ``global_step % steps_per_epoch`` batches of an epoch
+        counted from the call's start; check that this is the plan's sample position."""
+        segment = self.session.current()
+        loader = segment.loader
+        if loader.samples is None or loader.steps_per_epoch is None:
+            return
+        per_epoch = loader.samples_per_epoch or 0
+        epochs, steps = divmod(global_step, loader.steps_per_epoch)
+        framework = epochs * per_epoch + min(steps * loader.batch_size, per_epoch)
+        begin, here = segment.entry.start, segment.start
+        planned = (here.epoch - begin.epoch) * per_epoch + here.sample_in_epoch
+        if framework != planned:
+            raise IntegrationError(
+                f"call {segment.name!r}: Hugging Face would resume {framework} samples into the "
+                f"call's data (global_step {global_step}, batch {loader.batch_size}), the plan at "
+                f"{planned} ({here.sample_in_epoch} into epoch {here.epoch}); its batch skip is "
+                "only exact at the batch size the call started with "
+                f"({segment.entry.loader.batch_size})"
+            )
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._step = state.global_step
+        if self.session.should_stop(state.global_step):
+            control.should_training_stop = True
+            if str(getattr(args.save_strategy, "value", args.save_strategy)) != "no":
+                control.should_save = True  # the call's final checkpoint: finished in the ledger
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if not state.is_world_process_zero:
+            return
+        directory = os.path.join(str(args.output_dir), f"checkpoint-{state.global_step}")
+        data = self.session.checkpoint_dict(state.global_step)
+        with open(os.path.join(directory, LEDGER_FILE), "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1)
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        segment = self.session.current()
+        if self.session.lifetime(state.global_step) < segment.stop.batch:
+            raise IntegrationError(
+                f"Hugging Face ended call {segment.name!r} at lifetime step "
+                f"{self.session.lifetime(state.global_step)}, before the plan's stop "
+                f"{segment.stop.batch}: raise max_steps / num_train_epochs, or remove what "
+                "stopped it (an EarlyStoppingCallback, an iterable dataset that ran out)"
+            )
+
+
+def _make_class() -> type[Any]:
+    try:
+        from transformers import TrainerCallback
+    except ImportError as error:
+        raise ImportError(
+            f"durations.integrations.transformers needs transformers: {INSTALL_HINT}"
+        ) from error
+
+    class DurationsCallback(_Callback, TrainerCallback):  # type: ignore[misc, unused-ignore]
+        __doc__ = _Callback.__doc__
+
+    DurationsCallback.__module__ = __name__
+    return DurationsCallback
+
+
+def __getattr__(name: str) -> Any:
+    """``DurationsCallback`` is created on first use, so importing this module (say, by a
+    doctest collector) imports no framework."""
+    if name == "DurationsCallback":
+        made = _make_class()
+        globals()[name] = made
+        return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from .planner import plan as make_plan
-from .plans import Action, Plan
+from .plans import Plan
 from .scenario import Scenario
 from .trainers import CallOutcome, Dataset, Translation, Unsupported
 
@@ -181,18 +181,9 @@ def differences(
 def _planned_reads(plan: Plan, data: Mapping[str, Dataset]) -> list[int]:
     reads: list[int] = []
     for segment in plan.segments:
-        if segment.action is Action.SKIP:
-            continue
-        loader, position = segment.loader, segment.start
-        offset = data[loader.name or ""].offset
-        for _ in range(segment.steps):
-            position = position.normalized(loader)
-            start = position.sample_in_epoch
-            size = loader.batch_size
-            if loader.samples is not None:
-                size = min(size, loader.samples - start)
-            reads.extend(range(offset + start, offset + start + size))
-            position = position.advance(loader, 1)
+        offset = data[segment.loader.name or ""].offset
+        for read in segment.reads():
+            reads.extend(range(offset + read.start, offset + read.stop))
     return reads
 
 

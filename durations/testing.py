@@ -23,7 +23,7 @@ from .errors import DurationsError
 from .fit import FitCall, RunConfig
 from .loader import Loader
 from .planner import plan
-from .plans import Action, Plan
+from .plans import Plan
 from .progress import Progress
 from .scenario import Scenario
 from .time import Time
@@ -267,24 +267,13 @@ def _ranges(ids: Sequence[int]) -> str:
 def expected_steps(plan: Plan) -> list[StepRecord]:
     """Every step ``plan`` trains, in order, with the samples each reads (in-epoch indices, in
     the loader's order). Costs one record per step: for tests, on small plans."""
-    records = []
-    for segment in plan.segments:
-        if segment.action is Action.SKIP:
-            continue
-        loader, position = segment.loader, segment.start
-        for _ in range(segment.steps):
-            position = position.normalized(loader)
-            start = position.sample_in_epoch
-            size = loader.batch_size
-            if loader.samples is not None:
-                size = min(size, loader.samples - start)
-            records.append(
-                StepRecord(
-                    segment.name, loader.name, position.epoch, tuple(range(start, start + size))
-                )
-            )
-            position = position.advance(loader, 1)
-    return records
+    return [
+        StepRecord(
+            segment.name, segment.loader.name, read.epoch, tuple(range(read.start, read.stop))
+        )
+        for segment in plan.segments
+        for read in segment.reads()
+    ]
 
 
 # -- the conformance harness ---------------------------------------------------------------------

@@ -190,6 +190,16 @@ class TestModes:
         )
         assert more.stop.sample == 224  # 200sp is reached at 7 * 32, not 128 + 100 -> 256
 
+    def test_extend_does_not_anchor_on_an_interrupted_call(self) -> None:
+        """extend: a call interrupted before its target anchors nothing; "12 more" from 10ba of a
+        15ba run ends at 22ba, not at 27ba."""
+        loader = Loader(samples=1000, batch_size=10)
+        at_10 = plan(RunConfig(max_duration="15ba"), [FitCall(loader=loader)]).checkpoint_at(10)
+        assert at_10.ledger is not None
+        assert not at_10.ledger[0].finished
+        more = plan(RunConfig(resume="extend"), [FitCall(loader=loader, duration="12ba")], at_10)
+        assert more.stop.batch == 22
+
     def test_weights_fresh_clock(self) -> None:
         """weights: totals kept, the clock and the data start afresh."""
         at = plan(RunConfig(), [FitCall(loader=A, until="13ba")]).checkpoint_at(13)

@@ -197,6 +197,8 @@ class _Callback:
         loops = checkpoint.get("loops", {}).get("fit_loop", {}).get("state_dict", {})
         if isinstance(loops, dict) and not loops.get("combined_loader"):
             data["loader_state"] = False  # a plain DataLoader: its position is not saved
+        if data["progress"]["sample_in_epoch"] > 0:
+            _repair_epoch_progress(checkpoint)
         checkpoint[DURATIONS_KEY] = data
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
@@ -213,6 +215,30 @@ class _Callback:
             name = f"{_file_name(segment.name)}-end.ckpt"
             path = posixpath.join(root, name) if _is_url(root) else os.path.join(root, name)
             trainer.save_checkpoint(path)
+
+
+def _repair_epoch_progress(checkpoint: dict[str, Any]) -> None:
+    """Keep a mid-epoch checkpoint's epoch counters mid-epoch.
+
+    Lightning 2.6.6, resumed from a checkpoint at an epoch's last step, writes its later
+    checkpoints with the running epoch already counted as completed (``epoch_progress``
+    completed == ready). Resumed from one of those, it starts a new epoch and drops the
+    loader's position, replaying samples. The plan knows the run is inside an epoch, so the
+    epoch that has started but not ended is set back to not completed.
+    """
+    progress = checkpoint.get("loops", {}).get("fit_loop", {}).get("epoch_progress")
+    if not isinstance(progress, dict):
+        return
+    current = progress.get("current")
+    if not isinstance(current, dict) or not current.get("ready"):
+        return
+    if current.get("completed") != current["ready"]:
+        return
+    for part in ("current", "total"):
+        counts = progress.get(part)
+        if isinstance(counts, dict) and counts.get("completed") == counts.get("ready"):
+            counts["completed"] = counts["processed"] = counts["ready"] - 1
+    checkpoint["epoch"] = current["completed"]
 
 
 def _make_class() -> type[Any]:

@@ -84,6 +84,12 @@ CORRECTIONS: tuple[tuple[str, str], ...] = (
         "The batch-size-change resume restores completed=4 and adds 1 (not 'completed=5').",
     ),
     (
+        "Lightning",
+        "Resumed from a checkpoint at an epoch's last step, it saves its later mid-epoch "
+        "checkpoints with the running epoch counted as completed; a second resume then starts a "
+        "new epoch and replays data.",
+    ),
+    (
         "Hugging Face",
         "A resume keeps the checkpoint's save_steps and train_batch_size, not only max_steps and "
         "num_train_epochs; the stop check runs after a step, so resuming at max_steps trains one "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -170,3 +170,19 @@ class Session:
                 f"this process's plan ({planned.start.batch} to {planned.stop.batch})"
             )
         return planned.checkpoint_at(step).to_dict()
+
+
+def created_on_first_use(
+    module: str, namespace: dict[str, Any], name: str, make: Callable[[], type[Any]]
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that builds ``name`` with ``make`` when it is first asked for
+    (so the framework it subclasses is imported then, not when the module is)."""
+
+    def module_getattr(attribute: str) -> Any:
+        if attribute == name:
+            made = make()
+            namespace[name] = made
+            return made
+        raise AttributeError(f"module {module!r} has no attribute {attribute!r}")
+
+    return module_getattr

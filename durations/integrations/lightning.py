@@ -31,7 +31,7 @@ from typing import Any
 
 from ..fit import FitCall, RunConfig
 from . import INSTALL_HINT
-from ._session import IntegrationError, Session, StartKind
+from ._session import IntegrationError, Session, StartKind, created_on_first_use
 from .checkpoints import DURATIONS_KEY, LIGHTNING, _is_url, _torch_load
 
 __all__ = ["DurationsCallback", "IntegrationError"]
@@ -259,11 +259,6 @@ def _make_class() -> type[Any]:
     return DurationsCallback
 
 
-def __getattr__(name: str) -> Any:
-    """``DurationsCallback`` is created on first use, so importing this module (say, by a
-    doctest collector) imports no framework."""
-    if name == "DurationsCallback":
-        made = _make_class()
-        globals()[name] = made
-        return made
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: ``DurationsCallback`` is created on first use, so importing this module (say, by a doctest
+#: collector) imports no framework.
+__getattr__ = created_on_first_use(__name__, globals(), "DurationsCallback", _make_class)

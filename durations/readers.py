@@ -48,10 +48,14 @@ def read_checkpoint(path: str | Path) -> Checkpoint | ExternalState:
     """Read the checkpoint at ``path``.
 
     Accepted: a ``durations`` checkpoint JSON file; a Hugging Face checkpoint directory
-    (``checkpoint-N/``) or its ``trainer_state.json``. Raises ``OSError`` when the path cannot be
-    read and :class:`~durations.CheckpointFormatError` when its content is not a checkpoint.
+    (``checkpoint-N/``) or its ``trainer_state.json``; a Lightning ``.ckpt`` or Composer ``.pt``
+    file (these need torch: ``durations.integrations.checkpoints`` loads them with
+    ``weights_only=True``). Raises ``OSError`` when the path cannot be read and
+    :class:`~durations.CheckpointFormatError` when its content is not a checkpoint.
     """
     path = Path(path)
+    if path.suffix in (".ckpt", ".pt") and path.is_file():
+        return _read_torch(path)
     if path.is_dir():
         state = path / "trainer_state.json"
         if state.is_file():
@@ -65,6 +69,37 @@ def read_checkpoint(path: str | Path) -> Checkpoint | ExternalState:
     if isinstance(data, dict) and "global_step" in data and "format" not in data:
         return _read_transformers(path, data)
     return Checkpoint.from_dict(data)
+
+
+def _read_torch(path: Path) -> Checkpoint | ExternalState:
+    """A Lightning or Composer file: its durations checkpoint when it carries one (written by
+    the integrations), else what its counters say, to be located in the script's plan."""
+    try:
+        from .integrations import checkpoints
+    except ImportError as error:  # pragma: no cover - the module itself imports no framework
+        raise CheckpointFormatError("", str(error)) from None
+    trainer = "lightning" if path.suffix == ".ckpt" else "composer"
+    read = (
+        checkpoints.read_lightning_checkpoint
+        if trainer == "lightning"
+        else checkpoints.read_composer_checkpoint
+    )
+    try:
+        found = read(path)
+    except ImportError as error:
+        raise CheckpointFormatError(
+            "",
+            f"reading {path} needs torch: pip install 'training-durations[frameworks]' ({error})",
+        ) from None
+    if found.ledger is not None:
+        return found
+    return ExternalState(
+        trainer=trainer,
+        path=str(path),
+        global_step=found.progress.batch,
+        epoch=Fraction(found.progress.epoch),
+        details={},
+    )
 
 
 def _read_json(path: Path) -> Any:

@@ -186,7 +186,11 @@ def scenarios(
     max_samples: int = 40,
     max_batch_size: int = 8,
 ) -> st.SearchStrategy[Scenario]:
-    """Whole runs: named, sized loaders with known tokens, a ``max_duration``, and fit calls."""
+    """Whole runs: named, sized loaders with known tokens, a ``max_duration``, and fit calls.
+
+    With ``"dur"`` among ``units``, calls may ask for a fraction of ``max_duration``, which is
+    always drawn in one of the other units.
+    """
     _check_int("max_calls", max_calls, minimum=1)
     _check_int("max_loaders", max_loaders, minimum=1)
     chosen = [Unit(u) for u in units]
@@ -213,7 +217,9 @@ def scenarios(
                 max_size=max_calls,
             )
         )
-        limit = draw(st.sampled_from(chosen).flatmap(_amounts))
+        # max_duration cannot be in dur (dur is a fraction of it).
+        limits = [unit for unit in chosen if unit is not Unit.DUR] or [Unit.BA]
+        limit = draw(st.sampled_from(limits).flatmap(_amounts))
         return Scenario(
             config=RunConfig(max_duration=limit),
             loaders={loader.name or "": loader for loader in data},

@@ -7,6 +7,7 @@ from fractions import Fraction
 from hypothesis import strategies as st
 
 from durations import FitCall, Loader, Progress, RunConfig, Time, Unit
+from durations.testing import _amounts as public_amounts, scenarios
 
 from . import simulate
 
@@ -53,66 +54,14 @@ def positions(draw: st.DrawFn, loader: Loader) -> Progress:
     return simulate.run(Progress(), other, steps)
 
 
-# -- scripts -------------------------------------------------------------------------------
+# -- scripts: the public strategies of durations.testing, as (config, calls) pairs ----------
 
-_STREAMS = ("a", "b", "c")
-
-
-@st.composite
-def stream_loaders(draw: st.DrawFn) -> tuple[Loader, ...]:
-    """One to three small named loaders with known tokens (a script's data sets)."""
-    count = draw(st.integers(min_value=1, max_value=3))
-    loaders = []
-    for name in _STREAMS[:count]:
-        batch = draw(st.integers(min_value=1, max_value=8))
-        samples = draw(st.integers(min_value=1, max_value=40))
-        drop_last = samples >= batch and draw(st.booleans())
-        loaders.append(
-            Loader(
-                name=name,
-                samples=samples,
-                batch_size=batch,
-                drop_last=drop_last,
-                tokens_per_sample=draw(st.integers(min_value=1, max_value=5)),
-            )
-        )
-    return tuple(loaders)
+_amounts = public_amounts
 
 
-def _amounts(unit: Unit) -> st.SearchStrategy[Time]:
-    if unit is Unit.EP:
-        return st.fractions(min_value=0, max_value=3, max_denominator=10).map(
-            lambda v: Time(v, unit)
-        )
-    if unit is Unit.DUR:
-        return st.fractions(min_value=0, max_value=1, max_denominator=10).map(
-            lambda v: Time(v, unit)
-        )
-    top = {Unit.BA: 25, Unit.SP: 120, Unit.TOK: 400}[unit]
-    return st.integers(min_value=0, max_value=top).map(lambda v: Time(v, unit))
-
-
-@st.composite
-def fit_calls(
-    draw: st.DrawFn, loaders: tuple[Loader, ...], *, dur: bool = True, names: bool = True
-) -> FitCall:
-    loader = draw(st.sampled_from(loaders))
-    units = [Unit.BA, Unit.SP, Unit.EP, Unit.TOK] + ([Unit.DUR] if dur else [])
-    kind = draw(st.sampled_from(["duration", "duration", "until", "none"]))
-    amount = draw(st.sampled_from(units).flatmap(_amounts))
-    return FitCall(
-        loader=loader,
-        duration=amount if kind == "duration" else None,
-        until=amount if kind == "until" else None,
-        reset_time=draw(st.booleans()) and draw(st.booleans()),
+def scripts(*, max_calls: int = 4) -> st.SearchStrategy[tuple[RunConfig, tuple[FitCall, ...]]]:
+    """A run configuration with a max_duration, and one to ``max_calls`` fit calls on one to
+    three named loaders (``durations.testing.scenarios``, ``dur`` included)."""
+    return scenarios(max_calls=max_calls, units=("ba", "sp", "ep", "tok", "dur")).map(
+        lambda scenario: (scenario.config, scenario.calls)
     )
-
-
-@st.composite
-def scripts(draw: st.DrawFn, *, max_calls: int = 4) -> tuple[RunConfig, tuple[FitCall, ...]]:
-    """A run configuration with a max_duration, and one to four fit calls."""
-    loaders = draw(stream_loaders())
-    unit = draw(st.sampled_from([Unit.BA, Unit.SP, Unit.EP, Unit.TOK]))
-    max_duration = draw(_amounts(unit))
-    calls = draw(st.lists(fit_calls(loaders), min_size=1, max_size=max_calls))
-    return RunConfig(max_duration=max_duration), tuple(calls)

@@ -64,6 +64,28 @@ class TestDiagnostics:
         )
         assert segment.should_stop(measured)  # 30 measured tokens >= 25
 
+    def test_runtime_token_target_after_unknown_tokens(self) -> None:
+        """Rule 13: an absolute token target after tokens of unknown count cannot be placed."""
+        p = plan(
+            RunConfig(),
+            [FitCall(loader=VARIABLE, duration="1ep"), FitCall(loader=VARIABLE, until="10tok")],
+        )
+        assert codes(p) == ["tokens-unknown"]
+        assert "cannot be placed" in p.diagnostics[0].message
+
+    def test_runtime_token_target_already_reached(self) -> None:
+        """Rule 13 with rule 2: measured tokens already past the target train 0 steps."""
+        start = Progress(
+            batch=5, sample=50, token=400, batch_in_epoch=5, sample_in_epoch=50, token_in_epoch=400
+        )
+        p = plan(
+            RunConfig(resume="extend"),
+            [FitCall(loader=VARIABLE, until="300tok")],
+            Checkpoint(progress=start, loader_state=True),
+        )
+        assert p.total_steps == 0
+        assert codes(p) == ["target-already-reached"]
+
     def test_tokens_unknown(self) -> None:
         """Rule 13: after unknown tokens, a token target cannot be placed at all."""
         p = plan(

@@ -282,12 +282,10 @@ def _missing_hint(error: ConversionError) -> str:
 # -- checkpoints -------------------------------------------------------------------------------
 
 
-def checkpoint_text(checkpoint: Checkpoint, source: str) -> str:
-    from .checkpoint import FORMAT
-
+def checkpoint_text(checkpoint: Checkpoint, source: str, version: object) -> str:
     state = "loader state saved" if checkpoint.loader_state else "no loader state"
     lines = [
-        f"{source}: durations checkpoint, format {FORMAT}, {state}",
+        f"{source}: durations checkpoint, format {version}, {state}",
         f"progress: {_position(checkpoint.progress)}",
     ]
     if checkpoint.ledger is None:

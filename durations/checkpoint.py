@@ -17,11 +17,12 @@ from .errors import CheckpointFormatError, DurationsError
 from .loader import Loader
 from .progress import Progress
 from .time import Time
+from .units import Unit
 
 __all__ = ["FORMAT", "Checkpoint", "LedgerEntry"]
 
-#: The serialized format this version writes, and the newest it reads.
-FORMAT = 1
+#: The serialized format this version writes, and the newest it reads (1 and 2 are read).
+FORMAT = 2
 
 
 @attrs.frozen(kw_only=True)
@@ -45,10 +46,31 @@ class LedgerEntry:
     target: Time
     finished: bool
     stop: Progress | None = None
+    #: Once finished: the target the next relative call may be measured from, or ``None`` when
+    #: the run is not at the first step boundary past this call's target (semantics rule 3).
+    anchor: Time | None = None
 
     def __attrs_post_init__(self) -> None:
+        if not self.name:
+            raise CheckpointFormatError("", "a ledger entry needs the call's name")
         if self.finished and self.stop is None:
             raise CheckpointFormatError("", f"call {self.name!r} is finished but has no stop")
+        if self.duration is not None and self.until is not None:
+            raise CheckpointFormatError(
+                "", f"call {self.name!r} records both a duration and an until; a call has one"
+            )
+        if self.target.unit is Unit.DUR:
+            raise CheckpointFormatError(
+                "",
+                f"call {self.name!r} records target {self.target}; a resolved target is "
+                "never in dur",
+            )
+        if not self.origin.at_epoch_start:
+            raise CheckpointFormatError(
+                "",
+                f"call {self.name!r} records a clock origin inside an epoch; a run clock "
+                "starts at an epoch start",
+            )
 
 
 def _ledger(entries: Iterable[LedgerEntry] | None) -> tuple[LedgerEntry, ...] | None:
@@ -103,14 +125,15 @@ class Checkpoint:
                 f"(at most {FORMAT}); upgrade durations to read it",
             )
         if version < 1:
-            raise CheckpointFormatError("format", f"unknown format {version}; expected 1")
+            raise CheckpointFormatError("format", f"unknown format {version}; expected 1 or 2")
         ledger_data = root.value("ledger")
         ledger = None
         if ledger_data is not None:
             if not isinstance(ledger_data, list):
                 raise CheckpointFormatError("ledger", "expected a list or null")
             ledger = tuple(
-                _entry_from(_Reader(item, f"ledger[{i}]")) for i, item in enumerate(ledger_data)
+                _entry_from(_Reader(item, f"ledger[{i}]"), version)
+                for i, item in enumerate(ledger_data)
             )
         progress = _progress_from(root.child("progress"))
         loader_state = root.flag("loader_state")
@@ -155,6 +178,7 @@ def _entry_to_dict(entry: LedgerEntry) -> dict[str, Any]:
         "target": str(entry.target),
         "finished": entry.finished,
         "stop": None if entry.stop is None else _progress_to_dict(entry.stop),
+        "anchor": _time_or_none(entry.anchor),
     }
 
 
@@ -265,7 +289,7 @@ def _loader_from(reader: _Reader) -> Loader:
     )
 
 
-def _entry_from(reader: _Reader) -> LedgerEntry:
+def _entry_from(reader: _Reader, version: int) -> LedgerEntry:
     stop = reader.child_or_none("stop")
     name = reader.text("name")
     fingerprint = reader.text("fingerprint")
@@ -278,6 +302,8 @@ def _entry_from(reader: _Reader) -> LedgerEntry:
     target = reader.time("target")
     finished = reader.flag("finished")
     stop_progress = None if stop is None else _progress_from(stop)
+    # Format 1 had no anchor: a finished call's target anchored the next call.
+    anchor = reader.time_or_none("anchor") if version >= 2 else (target if finished else None)
     reader.finish()
     return reader.build(
         lambda: LedgerEntry(
@@ -292,5 +318,6 @@ def _entry_from(reader: _Reader) -> LedgerEntry:
             target=target,
             finished=finished,
             stop=stop_progress,
+            anchor=anchor,
         )
     )

@@ -60,9 +60,19 @@ def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | N
     >>> p.stop.epoch, p.stop.sample_in_epoch
     (2, 24)
     """
+    if not isinstance(config, RunConfig):
+        raise FitCallError(f"plan() takes a RunConfig first, got {config!r}")
     if isinstance(calls, FitCall):
         raise FitCallError("plan() takes a sequence of fit calls; wrap a single call in a list")
     calls = tuple(calls)
+    for position, call in enumerate(calls):
+        if not isinstance(call, FitCall):
+            raise FitCallError(f"calls[{position}] is {call!r}: expected a FitCall")
+    if checkpoint is not None and not isinstance(checkpoint, Checkpoint):
+        raise FitCallError(
+            f"checkpoint must be a Checkpoint or None, got {type(checkpoint).__name__}; "
+            "Checkpoint.from_dict(data) reads a serialized one"
+        )
     names = [call.identity(i) for i, call in enumerate(calls)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -81,7 +91,7 @@ def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | N
         state = _State(
             pos=checkpoint.progress,
             origin=last.origin if last else ZERO,
-            previous=_Previous(last.loader, last.target if last.finished else None)
+            previous=_Previous(last.loader, last.anchor if last.finished else None)
             if last
             else None,
             at_resume_point=True,
@@ -114,9 +124,10 @@ def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | N
 
     start = ZERO if checkpoint is None else checkpoint.progress
     finished = all(
-        s.action is Action.SKIP or (s.action is Action.RESUME and s.steps == 0) for s in segments
+        s.action is Action.SKIP or (s.action is Action.RESUME and s.steps == 0 and not s.failed)
+        for s in segments
     )
-    if checkpoint is not None and finished:
+    if checkpoint is not None and segments and finished:
         diagnostics.append(
             Diagnostic(
                 code="run-complete",
@@ -176,8 +187,8 @@ def _skip(index: int, name: str, call: FitCall, entry: LedgerEntry, state: _Stat
             )
         )
     state.origin = entry.origin
-    state.previous = _Previous(call.loader, entry.target)
     assert entry.stop is not None
+    state.previous = _Previous(entry.loader, entry.anchor)
     return Segment(
         index=index,
         name=name,
@@ -210,8 +221,17 @@ def _train(
     def say(code: str, message: str) -> None:
         diagnostics.append(Diagnostic(code=code, call=name, message=message))
 
-    pos = state.pos.normalized(loader)
     same_stream = state.previous is None or state.previous.loader.same_stream(loader)
+    if entry is not None:
+        reader = entry.loader
+    elif state.previous is not None and not same_stream:
+        reader = state.previous.loader
+    else:
+        reader = loader
+    # The position belongs to the data read last: close its exhausted epoch by that loader.
+    pos = state.pos.normalized(reader)
+    if reader is loader or reader.same_stream(loader):
+        pos = pos.normalized(loader)
     if entry is not None:
         # Rule "call identity": resume to the target stored when the call started.
         origin, target = entry.origin, entry.target
@@ -291,14 +311,14 @@ def _train(
     if runtime:
         bound = _runtime_token_bound(call, pos, origin, target, say)
         if bound is None:
-            return _empty(index, name, call, pos, origin, state, diagnostics)
+            return _empty(index, name, call, pos, origin, state, diagnostics, entry)
         steps = bound
     else:
         try:
             steps = pos.steps_until(target, loader=loader, since=origin)
         except ConversionError as error:
             say(_error_code(error), str(error))
-            return _empty(index, name, call, pos, origin, state, diagnostics)
+            return _empty(index, name, call, pos, origin, state, diagnostics, entry)
     stop = pos.advance(loader, steps)
     if steps == 0 and entry is None:
         reached = _describe_position(pos, target.unit, loader, origin)
@@ -315,7 +335,9 @@ def _train(
                 f"the target {target} on the run clock falls inside a step: the call stops at "
                 f"the first step boundary past it, {landed}",
             )
-    new_entry = _entry_for(name, call, pos, origin, target, stop, entry)
+    exact = not runtime and _lands_on(stop, target, loader, origin)
+    anchor = _anchor_after(state.previous, loader, target, steps > 0 or exact)
+    new_entry = _entry_for(name, call, pos, origin, target, stop, entry, anchor)
     segment = Segment(
         index=index,
         name=name,
@@ -337,7 +359,7 @@ def _train(
     state.pos = stop
     state.step += steps
     state.origin = origin
-    state.previous = _Previous(loader, target)
+    state.previous = _Previous(loader, anchor)
     return segment
 
 
@@ -443,23 +465,26 @@ def _empty(
     origin: Progress,
     state: _State,
     diagnostics: list[Diagnostic],
+    entry: LedgerEntry | None = None,
 ) -> Segment:
-    """A call that cannot be planned: 0 steps, its errors said."""
-    target = Time(0, Unit.BA)
+    """A call that cannot be planned: 0 steps, its errors said. It is kept out of the ledger
+    (a started call keeps its entry as it was), so a corrected script plans it later."""
     state.at_resume_point = False
     state.pos = pos
+    placeholder = entry or _entry_for(name, call, pos, origin, Time(0, Unit.BA), pos, None)
     return Segment(
         index=index,
         name=name,
-        action=Action.RUN,
+        action=Action.RUN if entry is None else Action.RESUME,
         loader=call.loader,
         start=pos,
         stop=pos,
         steps=0,
         start_step=state.step,
-        target=target,
+        target=placeholder.target,
         origin=origin,
-        entry=_entry_for(name, call, pos, origin, target, pos, None),
+        entry=placeholder,
+        failed=True,
         diagnostics=tuple(diagnostics),
     )
 
@@ -472,10 +497,12 @@ def _entry_for(
     target: Time,
     stop: Progress,
     previous: LedgerEntry | None,
+    anchor: Time | None = None,
 ) -> LedgerEntry:
-    """The ledger entry of a call once it has run to ``stop``."""
+    """The ledger entry of a call once it has run to ``stop``; ``anchor`` is what the next
+    relative call may be measured from (rule 3)."""
     if previous is not None:
-        return attrs.evolve(previous, loader=call.loader, finished=True, stop=stop)
+        return attrs.evolve(previous, loader=call.loader, finished=True, stop=stop, anchor=anchor)
     return LedgerEntry(
         name=name,
         fingerprint=call.fingerprint(),
@@ -488,7 +515,38 @@ def _entry_for(
         target=target,
         finished=True,
         stop=stop,
+        anchor=anchor,
     )
+
+
+def _lands_on(position: Progress, target: Time, loader: Loader, origin: Progress) -> bool:
+    try:
+        return position.time_in(target.unit, loader=loader, since=origin) == target
+    except ConversionError:
+        return False
+
+
+def _anchor_after(
+    previous: _Previous | None, loader: Loader, target: Time, at_first_boundary: bool
+) -> Time | None:
+    """Rule 3: the target a next relative call may anchor on, or ``None``.
+
+    A call's target anchors the next call when the run is at the first step boundary at or
+    past it: the call trained up to it (or landed on it exactly), or it trained nothing but its
+    target lies between an anchor the run is at the first boundary past and the position.
+    A target the run was already well past when the call started is stale: no anchor.
+    """
+    if at_first_boundary:
+        return target
+    if (
+        previous is not None
+        and previous.target is not None
+        and previous.loader.same_stream(loader)
+        and previous.target.unit is target.unit
+        and target >= previous.target
+    ):
+        return target
+    return None
 
 
 def _error_code(error: Exception) -> str:

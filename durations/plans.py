@@ -11,7 +11,7 @@ import attrs
 from .checkpoint import Checkpoint, LedgerEntry
 from .diagnostics import Diagnostic, Severity
 from .errors import ConversionError, FitCallError
-from .fit import FitCall, RunConfig
+from .fit import FitCall, ResumeMode, RunConfig
 from .loader import Loader
 from .progress import Progress
 from .time import Time
@@ -76,6 +76,8 @@ class Segment:
     skipped: SampleRange | None = None
     abandoned: SampleRange | None = None
     stop_at_runtime: bool = False
+    #: The call could not be planned (an error diagnostic says why); it is not in the ledger.
+    failed: bool = False
     diagnostics: tuple[Diagnostic, ...] = ()
 
     @property
@@ -188,17 +190,38 @@ class Plan:
         train; it is finished once its last step is done. Planning the same script again from
         this checkpoint continues exactly where this plan is (``docs/semantics.md``, rule 16).
         """
+        self._check_step(step)
         passed = {id(s) for s in self._passed(step)}
+        started = self._started_by_taking_up(step, passed)
         ledger: list[LedgerEntry] = list(self.unmatched)
         for segment in self.segments:
             if segment.action is Action.SKIP:
                 ledger.append(segment.entry)
-            elif id(segment) in passed or segment.action is Action.RESUME:
+            elif segment.failed:
+                if segment.action is Action.RESUME:
+                    ledger.append(segment.entry)  # as the checkpoint had it
+            elif id(segment) in passed or segment.action is Action.RESUME or segment is started:
                 if id(segment) in passed and segment.stop_step <= step:
                     ledger.append(segment.entry)
                 else:
-                    ledger.append(attrs.evolve(segment.entry, finished=False, stop=None))
-        return Checkpoint(progress=self.progress_at(step), ledger=tuple(ledger), loader_state=True)
+                    ledger.append(
+                        attrs.evolve(segment.entry, finished=False, stop=None, anchor=None)
+                    )
+        progress = self.progress_at(step) if started is None else started.start
+        return Checkpoint(progress=progress, ledger=tuple(ledger), loader_state=True)
+
+    def _started_by_taking_up(self, step: int, passed: set[int]) -> Segment | None:
+        """Under ``extend`` or ``weights`` the plan writes a new ledger; before its first step,
+        the first call to train is recorded as started, so that a re-run under ``continue``
+        keeps the clock and anchor this plan took up (rule 9)."""
+        if step != 0 or self.checkpoint is None or self.config.resume is ResumeMode.CONTINUE:
+            return None
+        first = next(
+            (s for s in self.segments if s.action is not Action.SKIP and not s.failed), None
+        )
+        if first is None or id(first) in passed:
+            return None
+        return first
 
     def resolve(self, time: Time) -> int | None:
         """The plan step at which ``time`` is first reached, or ``None`` if it never is.
@@ -206,6 +229,8 @@ class Plan:
         ``time`` is measured on each segment's run clock; ``dur`` is first resolved against
         ``max_duration`` (``resolve_dur``).
         """
+        if not isinstance(time, Time):
+            raise TypeError(f"resolve() takes a Time, such as Time.parse('0.5dur'), not {time!r}")
         if time.unit is Unit.DUR:
             time = resolve_dur(time, self.config.max_duration)
         for segment in self._active():

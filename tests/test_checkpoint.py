@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from durations import Checkpoint, CheckpointFormatError, FitCall, Loader, RunConfig, plan
+from durations.checkpoint import FORMAT
 
 from .strategies import scripts
 
@@ -47,27 +48,37 @@ def test_without_ledger_round_trips() -> None:
 
 @pytest.mark.parametrize("path", sorted(GOLDEN.glob("checkpoint-v*.json")), ids=lambda p: p.name)
 def test_golden_files_load(path: Path) -> None:
-    """Every checkpoint format ever written still loads, and version 1 writes back unchanged."""
+    """Every checkpoint format ever written still loads; the current one writes back unchanged."""
     data = json.loads(path.read_text())
     checkpoint = Checkpoint.from_dict(data)
-    if data["format"] == 1:
+    if data["format"] == FORMAT:
         assert checkpoint.to_dict() == data
 
 
-def test_golden_v1_resumes_the_two_phase_run() -> None:
-    """The pinned checkpoint (step 65 of the two-phase run) resumes to the same end."""
+@pytest.mark.parametrize("version", [1, 2])
+def test_golden_resumes_the_two_phase_run(version: int) -> None:
+    """The pinned checkpoints (step 65 of the two-phase run) resume to the same end."""
     pretrain = Loader(samples=1_000, batch_size=32, tokens_per_sample=16, name="pretrain")
     curated = Loader(samples=200, batch_size=8, tokens_per_sample=16, name="curated")
     calls = [FitCall(loader=pretrain), FitCall(loader=curated, duration="0.1ep", name="anneal")]
     config = RunConfig(max_duration="2ep")
-    checkpoint = Checkpoint.from_dict(json.loads((GOLDEN / "checkpoint-v1.json").read_text()))
+    path = GOLDEN / f"checkpoint-v{version}.json"
+    checkpoint = Checkpoint.from_dict(json.loads(path.read_text()))
     resumed = plan(config, calls, checkpoint)
     assert resumed.stop == plan(config, calls).stop
     assert resumed.total_steps == 2
 
 
 def _golden() -> dict[str, Any]:
-    return json.loads((GOLDEN / "checkpoint-v1.json").read_text())  # type: ignore[no-any-return]
+    return json.loads((GOLDEN / "checkpoint-v2.json").read_text())  # type: ignore[no-any-return]
+
+
+def test_version_1_anchors_on_finished_targets() -> None:
+    """Format 1 had no anchor: a finished call's target is its anchor when read."""
+    data = json.loads((GOLDEN / "checkpoint-v1.json").read_text())
+    ledger = Checkpoint.from_dict(data).ledger
+    assert ledger is not None
+    assert [e.anchor for e in ledger] == [e.target if e.finished else None for e in ledger]
 
 
 def _broken(edit: str) -> dict[str, Any]:
@@ -78,7 +89,8 @@ def _broken(edit: str) -> dict[str, Any]:
 
 # (edit applied to the golden checkpoint, the place named, the reason)
 MALFORMED = [
-    ("d['format'] = 2", "format", "format 2 is newer than this version of durations reads"),
+    ("d['format'] = 3", "format", "format 3 is newer than this version of durations reads"),
+    ("d['ledger'][0]['anchor'] = 5", "ledger[0].anchor", "expected a string, got 5"),
     ("d['format'] = 0", "format", "unknown format 0"),
     ("d['format'] = '1'", "format", "expected a whole number, got '1'"),
     ("del d['format']", "format", "missing"),

@@ -257,3 +257,75 @@ def test_plan_is_immutable() -> None:
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         p.stop = Progress()  # type: ignore[misc]
     assert p.segments[0].target.unit is Unit.EP
+
+
+class TestRegressions:
+    """Cases a review found; each names the rule it pins."""
+
+    def test_finished_call_hands_over_the_stream_it_read(self) -> None:
+        """Rule 4: a finished call whose loader changed in the script still owns the data
+        position it left; the next call on another stream abandons that epoch."""
+        a = Loader(samples=100, batch_size=10, name="a")
+        b = Loader(samples=100, batch_size=10, name="b")
+        at = plan(
+            RunConfig(), [FitCall(loader=a, until="13ba"), FitCall(loader=b, duration="5ba")]
+        ).checkpoint_at(13)
+        changed = [FitCall(loader=b, until="13ba"), FitCall(loader=b, duration="5ba")]
+        second = plan(RunConfig(), changed, at).segments[1]
+        assert second.start.sample_in_epoch == 0
+        assert str(second.abandoned) == "samples 30-99 of epoch 1"
+
+    def test_a_call_that_cannot_be_planned_stays_out_of_the_ledger(self) -> None:
+        """Rule 14: an error keeps the call out of the ledger, so the plan keeps saying so,
+        and a corrected configuration plans the call later."""
+        calls = [
+            FitCall(loader=A, duration="5ba"),
+            FitCall(loader=A),
+            FitCall(loader=A, duration="5ba"),
+        ]
+        first = plan(RunConfig(), calls)
+        at = first.checkpoint_at(5)
+        assert [e.name for e in at.ledger or ()] == ["#0"]
+        again = plan(RunConfig(), calls, at)
+        assert codes(again) == ["no-duration"]
+        assert again.stop == first.stop
+        fixed = plan(RunConfig(max_duration="2ep"), calls, at)
+        assert [s.steps for s in fixed.segments] == [0, 15, 5]
+
+    def test_a_stale_target_is_no_anchor(self) -> None:
+        """Rule 3: a call whose target was already passed anchors nothing; the next relative
+        call is measured from where it starts."""
+        loader = Loader(samples=100, batch_size=10, name="c")
+        calls = [
+            FitCall(loader=loader, until="10ba"),
+            FitCall(loader=loader, until="5ba"),
+            FitCall(loader=loader, duration="3ba"),
+        ]
+        assert [s.steps for s in plan(RunConfig(), calls).segments] == [10, 0, 3]
+
+    def test_zero_durations_keep_the_anchor(self) -> None:
+        """Rule 3: a zero-length relative call in between does not break exact addition."""
+        loader = Loader(samples=10_000, batch_size=32, name="c")
+        calls = [FitCall(loader=loader, duration=t) for t in ("1000sp", "0sp", "1000sp")]
+        assert plan(RunConfig(), calls).stop.sample == 2016
+
+    def test_abandoned_epoch_of_a_longer_stream(self) -> None:
+        """Rule 4: the rest of the previous stream's epoch is reported even when the new
+        stream is shorter than the position."""
+        a = Loader(samples=100, batch_size=20, name="a")
+        b = Loader(samples=50, batch_size=10, name="b")
+        p = plan(RunConfig(), [FitCall(loader=a, until="3ba"), FitCall(loader=b, duration="1ep")])
+        assert str(p.segments[1].abandoned) == "samples 60-99 of epoch 0"
+
+    def test_relative_dur_rounds_per_call(self) -> None:
+        """Rule 6: each dur duration is resolved, and rounded up to a whole unit, on its own:
+        two halves of 15ba are 8ba each."""
+        config = RunConfig(max_duration="15ba")
+        halves = plan(config, [FitCall(loader=A, duration="0.5dur")] * 2)
+        assert halves.total_steps == 16
+        assert plan(config, [FitCall(loader=A, duration="1dur")]).total_steps == 15
+
+    def test_empty_script_is_not_complete(self) -> None:
+        """Rule 15: a script with no calls has nothing to finish; no run-complete."""
+        at = plan(RunConfig(max_duration="1ep"), [FitCall(loader=A)]).checkpoint_at(3)
+        assert codes(plan(RunConfig(), [], at)) == ["script-changed"]

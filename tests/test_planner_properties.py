@@ -75,6 +75,28 @@ class TestInterruptionInvariance:
         _same_remaining(original, k, plan(config, calls, saved))
 
 
+class TestInvarianceAfterTakingUp:
+    """Rules 9 and 16: a plan that took a checkpoint up under extend or weights writes a new
+    ledger; the same script re-run under continue from any of its checkpoints goes on exactly,
+    from its very first step on."""
+
+    @given(
+        scripts(max_calls=3), st.sampled_from([ResumeMode.EXTEND, ResumeMode.WEIGHTS]), st.data()
+    )
+    def test_any_crash_point(self, script: Script, mode: ResumeMode, data: st.DataObject) -> None:
+        """Crash anywhere in an extend/weights plan; continue gives the same rest of the run."""
+        config, calls = script
+        before = plan(config, calls)
+        taken = before.checkpoint_at(data.draw(st.integers(0, before.total_steps)))
+        taking_up = plan(attrs.evolve(config, resume=mode), calls, taken)
+        for k in _steps_to_check(taking_up.total_steps, data):
+            resumed = plan(config, calls, taking_up.checkpoint_at(k))
+            assert resumed.stop == taking_up.stop
+            assert resumed.total_steps == taking_up.total_steps - k
+            for j in range(1, resumed.total_steps + 1):
+                assert resumed.progress_at(j) == taking_up.progress_at(k + j)
+
+
 class TestIdempotence:
     """Rule 15: re-running a finished script trains 0 steps and says the run is complete."""
 
@@ -220,16 +242,29 @@ class TestReplayAccounting:
 
     @given(scripts(max_calls=2), st.data())
     def test_ranges(self, script: Script, data: st.DataObject) -> None:
-        """replay_epoch reports [0, sample_in_epoch); next_epoch [sample_in_epoch, samples)."""
+        """replay_epoch reports [0, sample_in_epoch); next_epoch [sample_in_epoch, samples); a
+        resume that does not go on inside an epoch of the same stream reports neither."""
         config, calls = script
         original = plan(config, calls)
         k = data.draw(st.integers(0, original.total_steps))
         at = original.checkpoint_at(k)
         for policy in DataPolicy:
             resumed = plan(attrs.evolve(config, data=policy), calls, at)
-            active = [s for s in resumed.segments if s.action is not Action.SKIP and s.steps >= 0]
-            first = next((s for s in active if s.replayed or s.skipped), None)
-            if first is None:
+            first = next((s for s in resumed.segments if s.action is not Action.SKIP), None)
+            exact = plan(config, calls, at)
+            resumes_mid_epoch = (
+                first is not None
+                and exact.segments[first.index].start.sample_in_epoch > 0
+                and first.abandoned is None
+                and not first.failed
+            )
+            if not resumes_mid_epoch:
+                assert all(s.replayed is None and s.skipped is None for s in resumed.segments)
+                continue
+            assert first is not None
+            if policy is DataPolicy.EXACT:
+                assert first.replayed is None
+                assert first.skipped is None
                 continue
             position = at.progress.normalized(first.loader)
             if policy is DataPolicy.REPLAY_EPOCH:

@@ -27,7 +27,7 @@ def lightning_progress() -> tuple[LightningProgress | None, str]:
     except ImportError as error:
         return None, (
             f"pytorch_lightning is not importable ({error}); run with a Python that has torch "
-            "and pytorch-lightning, such as /work/benchvenv/bin/python"
+            "and pytorch-lightning (pip install 'training-durations[frameworks]')"
         )
     return (
         LightningProgress(

@@ -119,6 +119,11 @@ def _parse_unit(text: str, unit_text: str) -> Unit:
     if unit is not None:
         return unit
     if not unit_text:
+        last = text.strip(_ASCII_WHITESPACE)[-1:]
+        if last and not last.isalnum() and last not in "._":
+            raise TimeParseError(
+                text, f"unexpected character {last!r} at the end; a time ends with its unit"
+            )
         raise TimeParseError(text, f"missing unit; expected one of {_EXPECTED_UNITS}")
     lowered = unit_text.lower()
     if lowered in _UNITS:

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import attrs
 
@@ -34,16 +36,25 @@ class InputError(Exception):
     """Bad input: printed as one paragraph, exit code 2."""
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """Argument errors in the same one-paragraph form as every other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"durations: error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)
-    except (InputError, DurationsError, OSError) as error:
+    except (InputError, DurationsError, OSError, UnicodeDecodeError) as error:
         message = str(error)
         if isinstance(error, OSError):
             message = f"cannot read {error.filename}: {error.strerror}"
+        elif isinstance(error, UnicodeDecodeError):
+            message = f"cannot read the file as UTF-8 text: {error.reason} at byte {error.start}"
         print(f"durations: error: {message}", file=sys.stderr)
         return 2
     return code
@@ -51,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     formatter = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="durations",
         description="Exact training durations, resumes and multi-phase plans.",
         epilog=textwrap.dedent(
@@ -164,10 +175,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _positive(text: str) -> int:
-    try:
-        value = int(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number > 0, got {text!r}") from None
+    if not re.fullmatch(r"[0-9](?:_?[0-9])*", text):
+        raise argparse.ArgumentTypeError(f"expected a whole number > 0, got {text!r}")
+    value = int(text.replace("_", ""))
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a whole number > 0, got {text!r}")
     return value
@@ -297,7 +307,10 @@ def _inspect(args: argparse.Namespace) -> int:
         for key, value in found.details.items():
             print(f"{key}: {value}")
         return 0
-    print(_render.checkpoint_text(found, args.path), end="")
+    version: object = "?"
+    if Path(args.path).suffix == ".json":
+        version = json.loads(Path(args.path).read_text(encoding="utf-8")).get("format", "?")
+    print(_render.checkpoint_text(found, args.path, version), end="")
     return 0
 
 

@@ -6,16 +6,13 @@ Every conversion here is closed-form: its cost does not depend on how many steps
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import attrs
 
 from .errors import ConversionError, ProgressError
+from .loader import Loader
 from .time import Time
 from .units import Unit
-
-if TYPE_CHECKING:
-    from .loader import Loader
 
 __all__ = ["Progress"]
 
@@ -141,7 +138,8 @@ class Progress:
             return Time(self.epoch_position(loader) - origin.epoch, unit)
         raise ConversionError(
             "max_duration",
-            "a position in dur is a fraction of the plan; ask the plan: Plan.time_in(...)",
+            "a position in dur is a fraction of max_duration: convert max_duration with "
+            "durations.plans.resolve_dur and measure in its unit, or ask Plan.resolve(time)",
         )
 
     # -- moving ------------------------------------------------------------------------
@@ -209,6 +207,8 @@ class Progress:
         """
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
             raise ProgressError("steps", f"expected a whole number >= 0, got {steps!r}")
+        if not isinstance(loader, Loader):
+            raise TypeError(f"loader must be a Loader, not {loader!r}")
         if tokens is not None and (steps != 1 or loader.tokens_per_sample is not None):
             raise ConversionError(
                 "tokens",
@@ -321,6 +321,8 @@ class Progress:
         >>> Progress().steps_until(Time.parse("1000sp"), loader=loader)
         32
         """
+        if not isinstance(target, Time):
+            raise TypeError(f"target must be a Time, such as Time.parse('10ba'), not {target!r}")
         origin = ZERO if since is None else since
         start = self.normalized(loader)
         value = target.value

@@ -8,6 +8,7 @@ has no ledger; it becomes a ``durations`` checkpoint once it is located in a scr
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -120,8 +121,10 @@ def _read_transformers(path: Path, data: Any = None) -> ExternalState:
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise CheckpointFormatError("global_step", f"{path}: expected a whole number, got {step!r}")
     epoch = data.get("epoch")
-    if epoch is not None and not isinstance(epoch, int | float):
-        raise CheckpointFormatError("epoch", f"{path}: expected a number, got {epoch!r}")
+    if epoch is not None and (
+        isinstance(epoch, bool) or not isinstance(epoch, int | float) or not math.isfinite(epoch)
+    ):
+        raise CheckpointFormatError("epoch", f"{path}: expected a finite number, got {epoch!r}")
     keys = ("max_steps", "num_train_epochs", "train_batch_size", "save_steps")
     details = {key: data[key] for key in keys if key in data}
     return ExternalState(

@@ -17,6 +17,7 @@ from .errors import DurationsError
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
 from .loader import Loader
 from .time import Time
+from .units import Unit
 
 __all__ = ["Scenario", "ScenarioError"]
 
@@ -121,6 +122,12 @@ class _Parser:
         self.table(data, "", _TOP)
         run = self.table(data.get("run", {}), "run", _RUN)
         max_duration = self.time(run, "max_duration", "run")
+        if max_duration is not None and max_duration.unit is Unit.DUR:
+            raise self.fail(
+                "run.max_duration",
+                f"{max_duration} is a fraction of max_duration itself; give it in ba, ep, sp "
+                "or tok",
+            )
 
         loaders_table = data.get("loaders")
         if loaders_table is None:
@@ -134,6 +141,8 @@ class _Parser:
             raise self.fail("fit", "missing: add at least one [[fit]] table")
         if not isinstance(fits, list):
             raise self.fail("fit", "expected an array of tables: write [[fit]], not [fit]")
+        if not fits:
+            raise self.fail("fit", "empty: add at least one [[fit]] table")
         calls = tuple(self.fit(i, body, loaders) for i, body in enumerate(fits))
 
         resume = self.table(data.get("resume", {}), "resume", _RESUME)

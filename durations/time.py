@@ -73,6 +73,7 @@ class Time:
     unit: Unit = attrs.field(converter=_to_unit)
 
     def __attrs_post_init__(self) -> None:
+        _check_writable(self.value)
         if self.unit.is_whole and isinstance(self.value, Fraction):
             raise InvalidTimeError(
                 f"invalid time {format_number(self.value)}{self.unit}: {self.unit} counts whole "
@@ -180,8 +181,33 @@ class Time:
 _WHOLE_NAMES = {Unit.BA: "optimizer steps", Unit.SP: "samples", Unit.TOK: "tokens"}
 
 
+#: The longest canonical number part a Time may have: every Time can be written and read back.
+MAX_CANONICAL_CHARS = 200
+
+
+def _check_writable(value: TimeValue) -> None:
+    """Refuse a value whose canonical text is longer than the grammar reads back."""
+    fraction = Fraction(value)
+    if fraction.numerator.bit_length() + 4 * fraction.denominator.bit_length() < 600:
+        return  # at most about 180 digits: no need to write it out
+    length = len(format_number(fraction))
+    if length > MAX_CANONICAL_CHARS:
+        raise InvalidTimeError(
+            f"invalid time value: its canonical form has {length} digits; at most "
+            f"{MAX_CANONICAL_CHARS}, so that every time can be written and read back"
+        )
+
+
 def _parse_checked(text: str) -> tuple[Fraction, Unit]:
     value, unit = parse_time(text)
+    try:
+        _check_writable(value)
+    except InvalidTimeError:
+        raise TimeParseError(
+            text,
+            f"the value is too large or too precise to write back in at most "
+            f"{MAX_CANONICAL_CHARS} characters",
+        ) from None
     if unit.is_whole and value.denominator != 1:
         raise TimeParseError(
             text,

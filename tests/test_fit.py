@@ -103,3 +103,17 @@ def test_single_call_not_a_list() -> None:
     """plan() takes a sequence; a lone call gets a clear error."""
     with pytest.raises(FitCallError, match="wrap a single call in a list"):
         plan(RunConfig(), FitCall(loader=LOADER))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: plan(None, [FitCall(loader=LOADER)]), "plan() takes a RunConfig first"),  # type: ignore[arg-type]
+        (lambda: plan(RunConfig(), ["10ba"]), "calls[0] is '10ba': expected a FitCall"),  # type: ignore[list-item]
+        (lambda: plan(RunConfig(), [], {"progress": {}}), "checkpoint must be a Checkpoint"),  # type: ignore[arg-type]
+    ],
+)
+def test_plan_arguments(make: object, message: str) -> None:
+    """plan() names a wrong argument instead of failing deep inside."""
+    with pytest.raises(FitCallError, match=re.escape(message)):
+        make()  # type: ignore[operator]

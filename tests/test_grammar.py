@@ -40,7 +40,7 @@ VALID = [
     ("10ba\n", 10, BA, "10ba"),
     ("\t2ep ", 2, EP, "2ep"),
     ("1.0000000000000001ep", Fraction(10000000000000001, 10**16), EP, "1.0000000000000001ep"),
-    ("1e1000tok", 10**1000, TOK, "1" + "0" * 1000 + "tok"),  # the largest exponent allowed
+    ("1e199tok", 10**199, TOK, "1" + "0" * 199 + "tok"),  # the longest canonical form: 200 digits
 ]
 
 
@@ -104,6 +104,10 @@ INVALID = [
     ("1/2/3ep", "malformed number"),
     ("1.5/2ep", "malformed number"),  # a ratio of whole numbers only
     ("1e1001tok", "exponent 1001 is out of range; at most 1000 in magnitude"),
+    ("1e200tok", "too large or too precise to write back in at most 200 characters"),
+    ("1e-250ep", "too large or too precise to write back"),  # 250 decimals
+    ("10ba!", "unexpected character '!' at the end"),
+    ("10ba\x00", "unexpected character '\\x00' at the end"),
     ("1" * 201 + "ba", "number part is 201 characters long; at most 200"),
     ("10ba10ba", "malformed number '10ba10'"),
 ]

@@ -278,7 +278,15 @@ class TestTimeIn:
         p = Progress()
         with pytest.raises(ConversionError, match="loader="):
             p.time_in(Unit.EP)
-        with pytest.raises(ConversionError, match="fraction of the plan"):
+        with pytest.raises(ConversionError, match="fraction of max_duration"):
             p.time_in(Unit.DUR)
         with pytest.raises(ConversionError, match="unknown"):
             Progress(token=None, token_in_epoch=None).time_in(Unit.TOK)
+
+
+def test_wrong_argument_types() -> None:
+    """Conversions name a wrong argument type."""
+    with pytest.raises(TypeError, match="target must be a Time"):
+        Progress().steps_until("10ba", loader=L100)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="loader must be a Loader"):
+        Progress().advance(None, 1)  # type: ignore[arg-type]

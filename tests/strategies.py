@@ -65,3 +65,36 @@ def scripts(*, max_calls: int = 4) -> st.SearchStrategy[tuple[RunConfig, tuple[F
     return scenarios(max_calls=max_calls, units=("ba", "sp", "ep", "tok", "dur")).map(
         lambda scenario: (scenario.config, scenario.calls)
     )
+
+
+@st.composite
+def wide_scripts(draw: st.DrawFn) -> tuple[RunConfig, tuple[FitCall, ...]]:
+    """Scripts beyond the public strategy: streams of unknown length, unknown token counts,
+    drop_last, and one stream read at several batch sizes across calls."""
+    streams = []
+    for name in ("a", "b"):
+        sized = draw(st.booleans())
+        samples = draw(st.integers(1, 30)) if sized else None
+        tokens = draw(st.one_of(st.none(), st.integers(1, 4)))
+        streams.append((name, samples, tokens))
+    calls = []
+    for _ in range(draw(st.integers(1, 3))):
+        name, samples, tokens = draw(st.sampled_from(streams))
+        batch = draw(st.integers(1, 6))
+        drop = samples is not None and samples >= batch and draw(st.booleans())
+        loader = Loader(
+            samples=samples, batch_size=batch, drop_last=drop, tokens_per_sample=tokens, name=name
+        )
+        units = [Unit.BA, Unit.SP] + ([Unit.EP] if samples is not None else [])
+        units += [Unit.TOK] if tokens is not None else []
+        amount = draw(st.sampled_from(units).flatmap(_amounts))
+        kind = draw(st.sampled_from(["duration", "until"]))
+        calls.append(
+            FitCall(
+                loader=loader,
+                duration=amount if kind == "duration" else None,
+                until=amount if kind == "until" else None,
+                reset_time=draw(st.booleans()) and draw(st.booleans()),
+            )
+        )
+    return RunConfig(max_duration=draw(_amounts(Unit.BA))), tuple(calls)

@@ -335,8 +335,8 @@ def _train(
                 f"the target {target} on the run clock falls inside a step: the call stops at "
                 f"the first step boundary past it, {landed}",
             )
-    exact = not runtime and _lands_on(stop, target, loader, origin)
-    anchor = _anchor_after(state.previous, loader, target, steps > 0 or exact)
+    at_boundary = steps > 0 or (not runtime and _lands_on(stop, target, loader, origin))
+    anchor = _anchor_after(state.previous, loader, target, at_boundary)
     new_entry = _entry_for(name, call, pos, origin, target, stop, entry, anchor)
     segment = Segment(
         index=index,

@@ -23,6 +23,10 @@ TimeValue = int | Fraction
 
 def _to_value(value: object) -> TimeValue:
     """Normalize a number to ``int`` when whole, else ``Fraction``; refuse inexact input."""
+    if type(value) is int and value >= 0:  # the common case, first
+        return value
+    if type(value) is Fraction and value >= 0:
+        return value.numerator if value.denominator == 1 else value
     if isinstance(value, bool) or not isinstance(value, (int, Fraction, Decimal, Rational)):
         if isinstance(value, float):
             raise InvalidTimeError(
@@ -187,9 +191,14 @@ MAX_CANONICAL_CHARS = 200
 
 def _check_writable(value: TimeValue) -> None:
     """Refuse a value whose canonical text is longer than the grammar reads back."""
-    fraction = Fraction(value)
-    if fraction.numerator.bit_length() + 4 * fraction.denominator.bit_length() < 600:
-        return  # at most about 180 digits: no need to write it out
+    if isinstance(value, int):
+        if value.bit_length() < 600:
+            return  # at most about 180 digits: no need to write it out
+        fraction = Fraction(value)
+    else:
+        fraction = value
+        if fraction.numerator.bit_length() + 4 * fraction.denominator.bit_length() < 600:
+            return
     length = len(format_number(fraction))
     if length > MAX_CANONICAL_CHARS:
         raise InvalidTimeError(

@@ -6,7 +6,7 @@ from fractions import Fraction
 from typing import Any
 
 from ._grammar import format_number
-from .checkpoint import Checkpoint, LedgerEntry
+from .checkpoint import Checkpoint, LedgerEntry, _progress_to_dict
 from .compare import Comparison
 from .diagnostics import Diagnostic
 from .errors import ConversionError
@@ -178,18 +178,6 @@ def _allocate(weights: list[int], width: int) -> list[int]:
 # -- JSON --------------------------------------------------------------------------------------
 
 
-def progress_json(p: Progress) -> dict[str, Any]:
-    return {
-        "epoch": p.epoch,
-        "batch": p.batch,
-        "sample": p.sample,
-        "token": p.token,
-        "batch_in_epoch": p.batch_in_epoch,
-        "sample_in_epoch": p.sample_in_epoch,
-        "token_in_epoch": p.token_in_epoch,
-    }
-
-
 def _range_json(r: SampleRange | None) -> dict[str, int] | None:
     return None if r is None else {"epoch": r.epoch, "start": r.start, "stop": r.stop}
 
@@ -203,8 +191,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
             "resume": plan.config.resume.value,
             "data": plan.config.data.value,
         },
-        "start": progress_json(plan.start),
-        "stop": progress_json(plan.stop),
+        "start": _progress_to_dict(plan.start),
+        "stop": _progress_to_dict(plan.stop),
         "total_steps": plan.total_steps,
         "complete": plan.complete,
         "ok": plan.ok,
@@ -215,10 +203,10 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                 "loader": s.loader.name,
                 "steps": s.steps,
                 "start_step": s.start_step,
-                "start": progress_json(s.start),
-                "stop": progress_json(s.stop),
+                "start": _progress_to_dict(s.start),
+                "stop": _progress_to_dict(s.stop),
                 "target": str(s.target),
-                "origin": progress_json(s.origin),
+                "origin": _progress_to_dict(s.origin),
                 "replayed": _range_json(s.replayed),
                 "skipped": _range_json(s.skipped),
                 "abandoned": _range_json(s.abandoned),

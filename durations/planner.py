@@ -27,11 +27,12 @@ _Say = Callable[[str, str], None]
 
 @attrs.frozen
 class _Previous:
-    """The call before the one being planned: its stream and its target (for anchoring)."""
+    """The call before the one being planned: the stream it read, and its anchor (rule 3)."""
 
     loader: Loader
-    #: ``None`` when the previous call did not reach its target (it was interrupted).
-    target: Time | None
+    #: The target a next relative call is measured from; ``None`` when there is none (the call
+    #: was interrupted, or its target was stale).
+    anchor: Time | None
 
 
 @attrs.define
@@ -157,9 +158,10 @@ def _locate(
     fresh = plan(attrs.evolve(config, resume=ResumeMode.CONTINUE), calls)
     step = min(checkpoint.progress.batch, fresh.total_steps)
     where = fresh.segment_at(step)
-    inside = f"inside call {where.name!r}" if where is not None else "at its start"
     if checkpoint.progress.batch >= fresh.total_steps:
         inside = "at or past its end"
+    else:
+        inside = f"inside call {where.name!r}" if where is not None else "at its start"
     diagnostics.append(
         Diagnostic(
             code="checkpoint-located",
@@ -380,11 +382,11 @@ def _target(
             duration = resolve_dur(duration, config.max_duration)
         if (
             previous is not None
-            and previous.target is not None
-            and previous.target.unit is duration.unit
+            and previous.anchor is not None
+            and previous.anchor.unit is duration.unit
             and previous.loader.same_stream(call.loader)
         ):
-            anchor = previous.target
+            anchor = previous.anchor
         else:
             anchor = pos.time_in(duration.unit, loader=call.loader, since=origin)
         return anchor + duration
@@ -540,10 +542,10 @@ def _anchor_after(
         return target
     if (
         previous is not None
-        and previous.target is not None
+        and previous.anchor is not None
         and previous.loader.same_stream(loader)
-        and previous.target.unit is target.unit
-        and target >= previous.target
+        and previous.anchor.unit is target.unit
+        and target >= previous.anchor
     ):
         return target
     return None

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from ..diagnostics import Severity
 from ..errors import DurationsError
 from ..fit import DataPolicy, FitCall, RunConfig
 from ..planner import plan as make_plan
@@ -88,7 +89,7 @@ class Session:
                 problems = "; ".join(
                     f"{d.code}: {d.message}"
                     for d in planned.diagnostics
-                    if d.severity.value == "error"
+                    if d.severity is Severity.ERROR
                 )
                 raise IntegrationError(f"the script cannot be planned: {problems}")
             self.plan = planned
@@ -113,11 +114,6 @@ class Session:
                 f"call {segment.name!r} stops at a token count only known at run time; the "
                 "integrations stop at exact steps only: give the loader tokens_per_sample or "
                 "the call a target in ba, sp or ep"
-            )
-        if segment.replayed is not None or segment.skipped is not None:
-            raise IntegrationError(
-                f"call {segment.name!r} resumes under data={self.config.data.value!r}; the "
-                "integrations resume the data exactly: use RunConfig(data='exact')"
             )
         if self.config.data is not DataPolicy.EXACT:
             raise IntegrationError(

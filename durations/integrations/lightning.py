@@ -70,7 +70,6 @@ class _Callback:
         self.save_at_end = save_at_end
         self._active = False
         self._resume_from: str | None = None
-        self._stopped = False
 
     @property
     def state_key(self) -> str:
@@ -107,7 +106,6 @@ class _Callback:
             model.load_state_dict(stored["state_dict"])
         self._active = True
         self._resume_from = start.resume_from
-        self._stopped = False
         try:
             trainer.fit(model, *args, ckpt_path=start.resume_from, **kwargs)
         finally:
@@ -188,7 +186,6 @@ class _Callback:
         self._step = trainer.global_step
         if self.session.should_stop(trainer.global_step):
             trainer.should_stop = True
-            self._stopped = True
 
     def on_save_checkpoint(self, trainer: Any, pl_module: Any, checkpoint: dict[str, Any]) -> None:
         if self.session.segment is None:

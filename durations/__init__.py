@@ -19,6 +19,7 @@ _EXPORTS = {
     "ConversionError": "errors",
     "DataPolicy": "fit",
     "Diagnostic": "diagnostics",
+    "EpochTail": "sharding",
     "DurationsError": "errors",
     "FitCall": "fit",
     "FitCallError": "errors",
@@ -27,6 +28,7 @@ _EXPORTS = {
     "LedgerEntry": "checkpoint",
     "Loader": "loader",
     "NegativeTimeError": "errors",
+    "Padding": "sharding",
     "Plan": "plans",
     "Progress": "progress",
     "ProgressError": "errors",
@@ -35,7 +37,9 @@ _EXPORTS = {
     "SampleRange": "plans",
     "Segment": "plans",
     "Severity": "diagnostics",
+    "Sharding": "sharding",
     "Time": "time",
+    "TailRange": "sharding",
     "TimeParseError": "errors",
     "Unit": "units",
     "UnitMismatchError": "errors",
@@ -88,5 +92,11 @@ if TYPE_CHECKING:
         Segment as Segment,
     )
     from .progress import Progress as Progress
+    from .sharding import (
+        EpochTail as EpochTail,
+        Padding as Padding,
+        Sharding as Sharding,
+        TailRange as TailRange,
+    )
     from .time import Time as Time
     from .units import Unit as Unit

@@ -16,13 +16,15 @@ import attrs
 from .errors import CheckpointFormatError, DurationsError
 from .loader import Loader
 from .progress import Progress
+from .sharding import Sharding
 from .time import Time
 from .units import Unit
 
 __all__ = ["FORMAT", "Checkpoint", "LedgerEntry"]
 
-#: The serialized format this version writes, and the newest it reads (1 and 2 are read).
-FORMAT = 2
+#: The serialized format this version writes, and the newest it reads (1, 2 and 3 are read).
+#: Format 3 adds each loader's ``sharding`` (``null`` for one global stream).
+FORMAT = 3
 
 
 @attrs.frozen(kw_only=True)
@@ -125,7 +127,9 @@ class Checkpoint:
                 f"(at most {FORMAT}); upgrade durations to read it",
             )
         if version < 1:
-            raise CheckpointFormatError("format", f"unknown format {version}; expected 1 or 2")
+            raise CheckpointFormatError(
+                "format", f"unknown format {version}; expected 1, 2 or {FORMAT}"
+            )
         ledger_data = root.value("ledger")
         ledger = None
         if ledger_data is not None:
@@ -158,7 +162,19 @@ def _progress_to_dict(progress: Progress) -> dict[str, Any]:
 
 
 def _loader_to_dict(loader: Loader) -> dict[str, Any]:
-    return {field: getattr(loader, field) for field in _LOADER_FIELDS}
+    data = {field: getattr(loader, field) for field in _LOADER_FIELDS}
+    sharding = loader.sharding
+    data["sharding"] = (
+        None
+        if sharding is None
+        else {
+            "world_size": sharding.world_size,
+            "device_batch_size": sharding.device_batch_size,
+            "accumulation": sharding.accumulation,
+            "padding": sharding.padding.value,
+        }
+    )
+    return data
 
 
 def _time_or_none(time: Time | None) -> str | None:
@@ -271,12 +287,26 @@ def _progress_from(reader: _Reader) -> Progress:
     return reader.build(lambda: Progress(**values))  # type: ignore[arg-type]
 
 
-def _loader_from(reader: _Reader) -> Loader:
+def _loader_from(reader: _Reader, version: int) -> Loader:
     name = reader.text_or_none("name")
     samples = reader.whole_or_none("samples")
     batch_size = reader.whole("batch_size")
     drop_last = reader.flag("drop_last")
     tokens = reader.whole_or_none("tokens_per_sample")
+    shards = reader.child_or_none("sharding") if version >= 3 else None
+    sharding = None
+    if shards is not None:
+        world, micro = shards.whole("world_size"), shards.whole("device_batch_size")
+        accumulation, padding = shards.whole("accumulation"), shards.text("padding")
+        shards.finish()
+        sharding = shards.build(
+            lambda: Sharding(
+                world_size=world,
+                device_batch_size=micro,
+                accumulation=accumulation,
+                padding=padding,
+            )
+        )
     reader.finish()
     return reader.build(
         lambda: Loader(
@@ -285,6 +315,7 @@ def _loader_from(reader: _Reader) -> Loader:
             batch_size=batch_size,
             drop_last=drop_last,
             tokens_per_sample=tokens,
+            sharding=sharding,
         )
     )
 
@@ -293,7 +324,7 @@ def _entry_from(reader: _Reader, version: int) -> LedgerEntry:
     stop = reader.child_or_none("stop")
     name = reader.text("name")
     fingerprint = reader.text("fingerprint")
-    loader = _loader_from(reader.child("loader"))
+    loader = _loader_from(reader.child("loader"), version)
     duration = reader.time_or_none("duration")
     until = reader.time_or_none("until")
     reset_time = reader.flag("reset_time")

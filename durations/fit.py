@@ -142,6 +142,17 @@ class FitCall:
         return fingerprint(self.loader, self.duration, self.until, self.reset_time)
 
 
+def _sharding(loader: Loader) -> dict[str, object]:
+    sharding = loader.sharding
+    assert sharding is not None
+    return {
+        "world_size": sharding.world_size,
+        "device_batch_size": sharding.device_batch_size,
+        "accumulation": sharding.accumulation,
+        "padding": sharding.padding.value,
+    }
+
+
 @functools.lru_cache(maxsize=4096)
 def fingerprint(loader: Loader, duration: Time | None, until: Time | None, reset: bool) -> str:
     """The digest of a call's request and its loader's geometry (stable across versions)."""
@@ -152,6 +163,8 @@ def fingerprint(loader: Loader, duration: Time | None, until: Time | None, reset
             "batch_size": loader.batch_size,
             "drop_last": loader.drop_last,
             "tokens_per_sample": loader.tokens_per_sample,
+            # Added only when present, so the digest of a one-stream loader stays as it was.
+            **({} if loader.sharding is None else {"sharding": _sharding(loader)}),
         },
         "duration": None if duration is None else str(duration),
         "until": None if until is None else str(until),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from .errors import GeometryError
+from .sharding import Padding, Sharding
 
 __all__ = ["Loader"]
 
@@ -29,7 +30,9 @@ class Loader:
     trained. ``tokens_per_sample`` is the (constant) number of tokens in a sample, or
     ``None`` when it varies or is unknown. ``name`` tells apart two data sets of the same
     geometry: calls continue one epoch across them only when the loaders are the same stream
-    (:meth:`same_stream`).
+    (:meth:`same_stream`). ``sharding`` is the per-device geometry of a data-parallel job
+    (:class:`~durations.Sharding`, built by :meth:`sharded`); ``None`` is one global stream
+    with nothing padded, as one process (or a dispatching loader) reads it.
 
     >>> loader = Loader(samples=105, batch_size=10)
     >>> loader.steps_per_epoch, loader.last_batch_size, loader.samples_per_epoch
@@ -44,6 +47,43 @@ class Loader:
     drop_last: bool = False
     tokens_per_sample: int | None = None
     name: str | None = None
+    sharding: Sharding | None = None
+
+    @classmethod
+    def sharded(
+        cls,
+        *,
+        samples: int | None,
+        world_size: int,
+        device_batch_size: int,
+        accumulation: int = 1,
+        padding: Padding | str = Padding.REPEAT,
+        drop_last: bool = False,
+        tokens_per_sample: int | None = None,
+        name: str | None = None,
+    ) -> Loader:
+        """The loader of a data-parallel job: ``world_size`` ranks of ``device_batch_size``
+        samples per micro-batch, ``accumulation`` micro-batches per optimizer step, evened by
+        ``padding``; ``drop_last`` is each rank's ``DataLoader(drop_last=...)``.
+
+        >>> job = Loader.sharded(samples=7, world_size=3, device_batch_size=2, padding="cycle")
+        >>> job.batch_size, job.steps_per_epoch, job.samples_per_epoch, job.last_batch_size
+        (6, 2, 12, 6)
+        """
+        sharding = Sharding(
+            world_size=world_size,
+            device_batch_size=device_batch_size,
+            accumulation=accumulation,
+            padding=padding,
+        )
+        return cls(
+            samples=samples,
+            batch_size=sharding.batch_size,
+            drop_last=drop_last,
+            tokens_per_sample=tokens_per_sample,
+            name=name,
+            sharding=sharding,
+        )
 
     def __attrs_post_init__(self) -> None:
         _whole("samples", self.samples, optional=True)
@@ -53,13 +93,59 @@ class Loader:
             raise GeometryError("name", f"expected a string or None, got {self.name!r}")
         if not isinstance(self.drop_last, bool):
             raise GeometryError("drop_last", f"expected True or False, got {self.drop_last!r}")
-        if self.drop_last and self.samples is not None and self.samples < self.batch_size:
+        if self.sharding is not None:
+            self._check_sharding(self.sharding)
+        elif self.drop_last and self.samples is not None and self.samples < self.batch_size:
             raise GeometryError(
                 "samples",
                 f"with drop_last=True, {self.samples} samples are fewer than one batch of "
                 f"{self.batch_size}, so an epoch would train nothing; use drop_last=False or a "
                 f"batch_size <= {self.samples}",
             )
+
+    def _check_sharding(self, sharding: Sharding) -> None:
+        if not isinstance(sharding, Sharding):
+            raise GeometryError("sharding", f"expected a Sharding or None, got {sharding!r}")
+        if self.batch_size != sharding.batch_size:
+            raise GeometryError(
+                "batch_size",
+                f"a sharded loader's batch_size is world_size x device_batch_size x "
+                f"accumulation = {sharding.batch_size}, got {self.batch_size}; build it with "
+                "Loader.sharded(...)",
+            )
+        if self.samples is not None and self.samples_left_in_epoch(0) == 0:
+            raise GeometryError(
+                "samples",
+                f"{self.samples} samples on {sharding.world_size} ranks of "
+                f"{sharding.device_batch_size} ({sharding.padding.value} padding, drop_last="
+                f"{self.drop_last}) train nothing in an epoch; use drop_last=False, "
+                "padding='repeat', or fewer ranks",
+            )
+
+    @property
+    def world_size(self) -> int:
+        """Data-parallel ranks that read this loader (1 when it is not sharded)."""
+        return 1 if self.sharding is None else self.sharding.world_size
+
+    def samples_left_in_epoch(self, sample_in_epoch: int) -> int:
+        """Samples (positions, repeats included) still trained in an epoch read up to
+        ``sample_in_epoch``: the rest of the data, evened over the ranks, less any dropped
+        tail. Only for a sized loader.
+
+        >>> Loader(samples=105, batch_size=10, drop_last=True).samples_left_in_epoch(30)
+        70
+        >>> job = Loader.sharded(samples=101, world_size=3, device_batch_size=10)
+        >>> job.samples_left_in_epoch(60)     # 41 samples, padded to 42 for 3 ranks
+        42
+        """
+        if self.samples is None:
+            raise GeometryError("samples", "a stream of unknown length has no epoch to finish")
+        remaining = max(0, self.samples - sample_in_epoch)
+        if self.sharding is not None:
+            return self.sharding.read(remaining, drop_last=self.drop_last)
+        if self.drop_last:
+            return remaining // self.batch_size * self.batch_size
+        return remaining
 
     @property
     def is_sized(self) -> bool:
@@ -71,30 +157,27 @@ class Loader:
         """Optimizer steps in one full epoch, or ``None`` for a stream of unknown length."""
         if self.samples is None:
             return None
-        if self.drop_last:
-            return self.samples // self.batch_size
-        return -(-self.samples // self.batch_size)
+        return -(-self.samples_left_in_epoch(0) // self.batch_size)
 
     @property
     def last_batch_size(self) -> int | None:
         """Samples in the last trained batch of a full epoch (``None`` for a stream)."""
         if self.samples is None:
             return None
-        if self.drop_last:
-            return self.batch_size
-        return self.samples - (self.samples - 1) // self.batch_size * self.batch_size
+        trained = self.samples_left_in_epoch(0)
+        return trained - (trained - 1) // self.batch_size * self.batch_size
 
     @property
     def samples_per_epoch(self) -> int | None:
-        """Samples trained in one full epoch: all of them, less the dropped tail."""
+        """Samples trained in one full epoch: all of them, less the dropped tail, plus the
+        positions a sharded loader repeats to even its ranks."""
         if self.samples is None:
             return None
-        if self.drop_last:
-            return self.samples // self.batch_size * self.batch_size
-        return self.samples
+        return self.samples_left_in_epoch(0)
 
     def same_stream(self, other: Loader) -> bool:
-        """Whether ``other`` reads the same data: equal but perhaps for the batch size."""
+        """Whether ``other`` reads the same data: equal but perhaps for the batch size and
+        the sharding (the number of devices reading it)."""
         return (self.name, self.samples, self.drop_last, self.tokens_per_sample) == (
             other.name,
             other.samples,
@@ -104,4 +187,28 @@ class Loader:
 
     def with_batch_size(self, batch_size: int) -> Loader:
         """The same data read in batches of ``batch_size`` (an elastic resume)."""
+        if self.sharding is not None:
+            raise GeometryError(
+                "batch_size",
+                f"a sharded loader's batch size is world_size x device_batch_size x "
+                f"accumulation; change one of them (with_world_size, or Loader.sharded) "
+                f"instead of asking for batch_size={batch_size!r}",
+            )
         return attrs.evolve(self, batch_size=batch_size)
+
+    def with_world_size(self, world_size: int) -> Loader:
+        """The same data read on ``world_size`` ranks, per-device geometry unchanged (an
+        elastic resume on another number of devices).
+
+        >>> job = Loader.sharded(samples=101, world_size=2, device_batch_size=10)
+        >>> job.with_world_size(3).batch_size, job.with_world_size(3).samples_per_epoch
+        (30, 102)
+        """
+        if self.sharding is None:
+            raise GeometryError(
+                "sharding",
+                "this loader is one global stream with no per-device geometry; build it with "
+                "Loader.sharded(world_size=..., device_batch_size=...) to change its world size",
+            )
+        sharding = attrs.evolve(self.sharding, world_size=world_size)
+        return attrs.evolve(self, batch_size=sharding.batch_size, sharding=sharding)

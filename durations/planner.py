@@ -17,6 +17,7 @@ from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
 from .loader import Loader
 from .plans import Action, Plan, SampleRange, Segment, resolve_dur
 from .progress import ZERO, Progress
+from .sharding import tails as sharding_tails
 from .time import Time
 from .units import Unit
 
@@ -232,8 +233,10 @@ def _train(
         reader = loader
     # The position belongs to the data read last: close its exhausted epoch by that loader.
     pos = state.pos.normalized(reader)
+    read_from = pos  # where this loader takes the epoch over: it may have nothing left to read
     if reader is loader or reader.same_stream(loader):
         pos = pos.normalized(loader)
+    tails_from = read_from if pos is not read_from else None
     if entry is not None:
         # Rule "call identity": resume to the target stored when the call started.
         origin, target = entry.origin, entry.target
@@ -252,6 +255,13 @@ def _train(
                 "position of the checkpoint does not apply to it: it starts a new epoch",
             )
         elif entry.loader.batch_size != loader.batch_size:
+            if entry.loader.world_size != loader.world_size:
+                say(
+                    "world-size-changed",
+                    f"{entry.loader.world_size} -> {loader.world_size} data-parallel ranks: "
+                    f"the rest of epoch {read_from.epoch} from sample "
+                    f"{read_from.sample_in_epoch} is evened for {loader.world_size} ranks",
+                )
             say(
                 "batch-size-changed",
                 f"batch size {entry.loader.batch_size} -> {loader.batch_size}: the data "
@@ -322,6 +332,15 @@ def _train(
             say(_error_code(error), str(error))
             return _empty(index, name, call, pos, origin, state, diagnostics, entry)
     stop = pos.advance(loader, steps)
+    # Rule 17: what evening the ranks repeats or drops at the end of each epoch read.
+    tails = sharding_tails(loader, pos if tails_from is None else tails_from, stop)
+    for tail in tails:
+        repeats = tail.repeated > 0
+        say(
+            "data-repeated" if repeats else "data-dropped",
+            f"{loader.world_size} data-parallel ranks are kept even "
+            f"({_describe_sharding(loader)}): {tail}",
+        )
     if steps == 0 and entry is None:
         reached = _describe_position(pos, target.unit, loader, origin)
         say(
@@ -355,6 +374,7 @@ def _train(
         replayed=replayed,
         skipped=skipped,
         abandoned=abandoned,
+        tails=tails,
         stop_at_runtime=runtime,
         diagnostics=tuple(diagnostics),
     )
@@ -587,6 +607,14 @@ def _describe_loader(loader: Loader) -> str:
     name = f"{loader.name}: " if loader.name else ""
     samples = "stream" if loader.samples is None else f"{loader.samples} samples"
     return f"{name}{samples}, batch {loader.batch_size}"
+
+
+def _describe_sharding(loader: Loader) -> str:
+    sharding = loader.sharding
+    assert sharding is not None
+    return f"{sharding.padding.value} padding, {sharding.device_batch_size} per device" + (
+        ", drop_last" if loader.drop_last else ""
+    )
 
 
 def _describe_position(pos: Progress, unit: Unit, loader: Loader, origin: Progress) -> str:

@@ -14,6 +14,7 @@ from .errors import ConversionError, FitCallError
 from .fit import FitCall, ResumeMode, RunConfig
 from .loader import Loader
 from .progress import Progress
+from .sharding import TailRange
 from .time import Time
 from .units import Unit
 
@@ -75,6 +76,9 @@ class Segment:
     replayed: SampleRange | None = None
     skipped: SampleRange | None = None
     abandoned: SampleRange | None = None
+    #: The ends of the epochs a data-parallel loader evened over its ranks in this call:
+    #: positions read again (padding) or samples never read (truncation).
+    tails: tuple[TailRange, ...] = ()
     stop_at_runtime: bool = False
     #: The call could not be planned (an error diagnostic says why); it is not in the ledger.
     failed: bool = False
@@ -87,7 +91,9 @@ class Segment:
 
     def reads(self) -> Iterator[SampleRange]:
         """The samples each step of this call reads, in order: one range per step, in-epoch
-        indices of the loader read in its order. One value per step: for tests and reports."""
+        positions of the loader read in its order (a data-parallel loader's positions past
+        its data read its start again: :func:`durations.sharding.sample_at`). One value per
+        step: for tests and reports."""
         if self.action is Action.SKIP:
             return
         loader, position = self.loader, self.start
@@ -96,7 +102,7 @@ class Segment:
             start = position.sample_in_epoch
             size = loader.batch_size
             if loader.samples is not None:
-                size = min(size, loader.samples - start)
+                size = min(size, loader.samples_left_in_epoch(start))
             yield SampleRange(position.epoch, start, start + size)
             position = position.advance(loader, 1)
 

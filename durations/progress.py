@@ -108,7 +108,8 @@ class Progress:
         Fraction(9, 4)
         """
         samples = _require_samples(loader, "measure a fractional epoch")
-        return self.epoch + Fraction(self.sample_in_epoch, samples)
+        # Positions past the data's end (a sharded loader's padding) are no further into it.
+        return self.epoch + Fraction(min(self.sample_in_epoch, samples), samples)
 
     def time_in(
         self, unit: Unit, *, loader: Loader | None = None, since: Progress | None = None
@@ -215,7 +216,8 @@ class Progress:
                 "tokens= gives the measured tokens of one step on a loader without "
                 "tokens_per_sample; pass steps=1 and leave tokens_per_sample unset",
             )
-        if steps == 1 and tokens is None and loader.samples is not None:
+        one_step = steps == 1 and tokens is None and loader.sharding is None
+        if one_step and loader.samples is not None:
             one = self._one_step(loader, loader.samples)
             if one is not None:
                 return one
@@ -461,17 +463,9 @@ def _samples_per_epoch(loader: Loader) -> int:
 
 def _steps_left_in_epoch(sample_in_epoch: int, loader: Loader) -> int:
     """Steps still to run in the epoch from data position ``sample_in_epoch``."""
-    assert loader.samples is not None
-    available = max(0, loader.samples - sample_in_epoch)
-    if loader.drop_last:
-        return available // loader.batch_size
-    return _ceil_div(available, loader.batch_size)
+    return _ceil_div(loader.samples_left_in_epoch(sample_in_epoch), loader.batch_size)
 
 
 def _samples_left_in_epoch(sample_in_epoch: int, loader: Loader) -> int:
     """Samples still to be trained in the epoch from data position ``sample_in_epoch``."""
-    assert loader.samples is not None
-    available = max(0, loader.samples - sample_in_epoch)
-    if loader.drop_last:
-        return available // loader.batch_size * loader.batch_size
-    return available
+    return loader.samples_left_in_epoch(sample_in_epoch)

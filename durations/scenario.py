@@ -72,6 +72,7 @@ class Scenario:
 _TOP = {"run", "loaders", "fit", "resume"}
 _RUN = {"max_duration"}
 _LOADER = {"samples", "batch_size", "drop_last", "tokens_per_sample"}
+_SHARDED = {"world_size", "device_batch_size", "accumulation", "padding"}
 _FIT = {"loader", "duration", "until", "reset_time", "name"}
 _RESUME = {"checkpoint", "mode", "data"}
 
@@ -163,13 +164,19 @@ class _Parser:
 
     def loader(self, name: str, body: object) -> Loader:
         where = f"loaders.{name}"
-        table = self.table(body, where, _LOADER)
-        if "batch_size" not in table:
-            raise self.fail(f"{where}.batch_size", "missing: the global batch size is required")
+        table = self.table(body, where, _LOADER | _SHARDED)
         samples = self.typed(table, "samples", where, int, "a whole number")
         batch = self.typed(table, "batch_size", where, int, "a whole number")
         drop_last = self.typed(table, "drop_last", where, bool, "true or false")
         tokens = self.typed(table, "tokens_per_sample", where, int, "a whole number")
+        if _SHARDED & set(table):
+            return self.sharded(where, table, name, samples, batch, bool(drop_last), tokens)
+        if "batch_size" not in table:
+            raise self.fail(
+                f"{where}.batch_size",
+                "missing: give the global batch size, or world_size and device_batch_size for "
+                "a data-parallel loader",
+            )
         return self.build(  # type: ignore[no-any-return]
             where,
             lambda: Loader(
@@ -180,6 +187,49 @@ class _Parser:
                 tokens_per_sample=tokens,
             ),
         )
+
+    def sharded(
+        self,
+        where: str,
+        table: dict[str, Any],
+        name: str,
+        samples: int | None,
+        batch: int | None,
+        drop_last: bool,
+        tokens: int | None,
+    ) -> Loader:
+        """A data-parallel loader: per-device geometry, the global batch derived from it."""
+        for key in ("world_size", "device_batch_size"):
+            if key not in table:
+                raise self.fail(
+                    f"{where}.{key}",
+                    "missing: a data-parallel loader gives world_size and device_batch_size "
+                    "(the global batch is their product times accumulation)",
+                )
+        world = self.typed(table, "world_size", where, int, "a whole number")
+        micro = self.typed(table, "device_batch_size", where, int, "a whole number")
+        accumulation = self.typed(table, "accumulation", where, int, "a whole number")
+        padding = self.typed(table, "padding", where, str, "one of repeat, drop, cycle")
+        loader = self.build(
+            where,
+            lambda: Loader.sharded(
+                name=name,
+                samples=samples,
+                world_size=world,
+                device_batch_size=micro,
+                accumulation=1 if accumulation is None else accumulation,
+                padding="repeat" if padding is None else padding,
+                drop_last=drop_last,
+                tokens_per_sample=tokens,
+            ),
+        )
+        if batch is not None and batch != loader.batch_size:
+            raise self.fail(
+                f"{where}.batch_size",
+                f"{batch} is not world_size x device_batch_size x accumulation = "
+                f"{loader.batch_size}; leave batch_size out of a data-parallel loader",
+            )
+        return loader  # type: ignore[no-any-return]
 
     def fit(self, index: int, body: object, loaders: dict[str, Loader]) -> FitCall:
         where = f"fit[{index}]"

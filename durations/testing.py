@@ -8,6 +8,7 @@ crashes, on a trainer under test and compares every step it trained with the pla
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -19,13 +20,14 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "durations.testing needs hypothesis: pip install 'training-durations[testing]'"
     ) from error
 
-from .errors import DurationsError
+from .errors import DurationsError, GeometryError
 from .fit import FitCall, RunConfig
 from .loader import Loader
 from .planner import plan
-from .plans import Plan
+from .plans import Plan, SampleRange
 from .progress import Progress
 from .scenario import Scenario
+from .sharding import Padding, sample_at
 from .time import Time
 from .units import Unit
 
@@ -84,13 +86,17 @@ def loaders(
     max_samples: int = 60,
     max_batch_size: int = 12,
     names: Sequence[str | None] = (None,),
+    max_world_size: int = 1,
 ) -> st.SearchStrategy[Loader]:
     """Valid ``Loader`` geometries, small by default so a trainer can run them.
 
-    ``sized`` and ``tokens`` force a known length or token count (``None``: either).
+    ``sized`` and ``tokens`` force a known length or token count (``None``: either). With
+    ``max_world_size`` above 1, some loaders are data-parallel (``Loader.sharded``): up to
+    that many ranks, micro-batches up to ``max_batch_size``, accumulation up to 3, any padding.
     """
     _check_int("max_samples", max_samples, minimum=1)
     _check_int("max_batch_size", max_batch_size, minimum=1)
+    _check_int("max_world_size", max_world_size, minimum=1)
     if not names:
         raise ValueError("names=(): expected at least one name (None for unnamed)")
 
@@ -102,15 +108,53 @@ def loaders(
         drop_last = samples is not None and samples >= batch and draw(st.booleans())
         has_tokens = draw(st.booleans()) if tokens is None else tokens
         per_sample = draw(st.integers(1, 8)) if has_tokens else None
+        name = draw(st.sampled_from(list(names)))
+        if max_world_size > 1 and draw(st.booleans()):
+            return _sharded(draw, samples, batch, per_sample, name, max_world_size)
         return Loader(
             samples=samples,
             batch_size=batch,
             drop_last=drop_last,
             tokens_per_sample=per_sample,
-            name=draw(st.sampled_from(list(names))),
+            name=name,
         )
 
     return build()
+
+
+def _sharded(
+    draw: st.DrawFn,
+    samples: int | None,
+    micro: int,
+    per_sample: int | None,
+    name: str | None,
+    max_world_size: int,
+) -> Loader:
+    """A data-parallel loader; a geometry whose epoch would train nothing reads unpadded."""
+    world = draw(st.integers(1, max_world_size))
+    accumulation = draw(st.integers(1, 3))
+    padding = draw(st.sampled_from([p.value for p in Padding]))
+    drop_last = draw(st.booleans())
+    try:
+        return Loader.sharded(
+            samples=samples,
+            world_size=world,
+            device_batch_size=micro,
+            accumulation=accumulation,
+            padding=padding,
+            drop_last=drop_last,
+            tokens_per_sample=per_sample,
+            name=name,
+        )
+    except GeometryError:
+        return Loader.sharded(
+            samples=samples,
+            world_size=world,
+            device_batch_size=micro,
+            accumulation=accumulation,
+            tokens_per_sample=per_sample,
+            name=name,
+        )
 
 
 def progresses(
@@ -123,9 +167,14 @@ def progresses(
     @st.composite
     def build(draw: st.DrawFn) -> Progress:
         data = draw(loaders()) if loader is None else loader
-        batch = draw(st.integers(1, max(1, data.batch_size * 2)))
-        fits = not data.drop_last or data.samples is None or batch <= data.samples
-        reader = data.with_batch_size(batch) if fits else data
+        reader = data
+        if data.sharding is not None:
+            with contextlib.suppress(GeometryError):  # that many ranks would train nothing
+                reader = data.with_world_size(draw(st.integers(1, data.world_size * 2)))
+        else:
+            batch = draw(st.integers(1, max(1, data.batch_size * 2)))
+            if not data.drop_last or data.samples is None or batch <= data.samples:
+                reader = data.with_batch_size(batch)
         return Progress().advance(reader, draw(st.integers(0, max_steps)))
 
     return build()
@@ -185,11 +234,13 @@ def scenarios(
     reset_time: bool = True,
     max_samples: int = 40,
     max_batch_size: int = 8,
+    max_world_size: int = 1,
 ) -> st.SearchStrategy[Scenario]:
     """Whole runs: named, sized loaders with known tokens, a ``max_duration``, and fit calls.
 
     With ``"dur"`` among ``units``, calls may ask for a fraction of ``max_duration``, which is
-    always drawn in one of the other units.
+    always drawn in one of the other units. ``max_world_size`` above 1 makes some loaders
+    data-parallel (see :func:`loaders`).
     """
     _check_int("max_calls", max_calls, minimum=1)
     _check_int("max_loaders", max_loaders, minimum=1)
@@ -206,6 +257,7 @@ def scenarios(
                     max_samples=max_samples,
                     max_batch_size=max_batch_size,
                     names=[name],
+                    max_world_size=max_world_size,
                 )
             )
             for name in "abcdefghijklmnopqrstuvwxyz"[:count]
@@ -272,14 +324,21 @@ def _ranges(ids: Sequence[int]) -> str:
 
 def expected_steps(plan: Plan) -> list[StepRecord]:
     """Every step ``plan`` trains, in order, with the samples each reads (in-epoch indices, in
-    the loader's order). Costs one record per step: for tests, on small plans."""
+    the loader's order). A data-parallel loader's step lists the samples of all its ranks,
+    sorted, a repeated sample as often as it is read. Costs one record per step: for tests, on
+    small plans."""
     return [
-        StepRecord(
-            segment.name, segment.loader.name, read.epoch, tuple(range(read.start, read.stop))
-        )
+        StepRecord(segment.name, segment.loader.name, read.epoch, _samples(segment.loader, read))
         for segment in plan.segments
         for read in segment.reads()
     ]
+
+
+def _samples(loader: Loader, read: SampleRange) -> tuple[int, ...]:
+    positions = range(read.start, read.stop)
+    if loader.sharding is None or loader.samples is None:
+        return tuple(positions)
+    return tuple(sorted(sample_at(position, loader.samples) for position in positions))
 
 
 # -- the conformance harness ---------------------------------------------------------------------
@@ -331,7 +390,14 @@ def describe(scenario: Scenario) -> str:
     for name, loader in scenario.loaders.items():
         lines.append(f"[loaders.{name}]")
         lines.append(f"samples = {loader.samples}")
-        lines.append(f"batch_size = {loader.batch_size}")
+        if loader.sharding is None:
+            lines.append(f"batch_size = {loader.batch_size}")
+        else:
+            sharding = loader.sharding
+            lines.append(f"world_size = {sharding.world_size}")
+            lines.append(f"device_batch_size = {sharding.device_batch_size}")
+            lines.append(f"accumulation = {sharding.accumulation}")
+            lines.append(f'padding = "{sharding.padding.value}"')
         if loader.drop_last:
             lines.append("drop_last = true")
         if loader.tokens_per_sample is not None:

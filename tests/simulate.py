@@ -8,11 +8,51 @@ from fractions import Fraction
 from durations import Loader, Progress, Time, Unit
 
 
+def rank_reads(sample_in_epoch: int, loader: Loader) -> list[list[int]]:
+    """What each rank of a sharded loader reads in the next optimizer step, from data position
+    ``sample_in_epoch``: lists of places in the epoch's order, modelled literally on torch's
+    ``DistributedSampler`` (pad or cut the rest, then ``rest[rank::world_size]``) or on
+    accelerate's even batches (cycle to whole rounds), each rank's ``DataLoader`` batching its
+    share (dropping an incomplete micro-batch under ``drop_last``), and ``accumulation``
+    micro-batches per step. An empty list per rank: the epoch is over."""
+    sharding = loader.sharding
+    assert sharding is not None
+    assert loader.samples is not None
+    rest = list(range(sample_in_epoch, loader.samples))
+    world, micro = sharding.world_size, sharding.device_batch_size
+    if rest:
+        if sharding.padding.value == "drop":
+            rest = rest[: len(rest) - len(rest) % world]
+        else:
+            multiple = world if sharding.padding.value == "repeat" else world * micro
+            order = list(range(loader.samples))
+            while len(rest) % multiple:
+                rest.append(order[(len(rest) + sample_in_epoch - loader.samples) % len(order)])
+    reads = []
+    for rank in range(world):
+        share = rest[rank::world]
+        batches = [share[i : i + micro] for i in range(0, len(share), micro)]
+        if loader.drop_last and batches and len(batches[-1]) < micro:
+            batches.pop()
+        reads.append([place for batch in batches[: sharding.accumulation] for place in batch])
+    return reads
+
+
+def _next_step_size(sample_in_epoch: int, loader: Loader) -> int:
+    """Samples the next step reads in the current epoch (0: the epoch is over)."""
+    assert loader.samples is not None
+    if loader.sharding is not None:
+        return sum(len(read) for read in rank_reads(sample_in_epoch, loader))
+    left = loader.samples - sample_in_epoch
+    if left <= 0 or (loader.drop_last and left < loader.batch_size):
+        return 0
+    return min(loader.batch_size, left)
+
+
 def _epoch_is_exhausted(sample_in_epoch: int, loader: Loader) -> bool:
     if loader.samples is None:
         return False
-    left = loader.samples - sample_in_epoch
-    return left <= 0 or (loader.drop_last and left < loader.batch_size)
+    return _next_step_size(sample_in_epoch, loader) == 0
 
 
 def _close(p: Progress) -> Progress:
@@ -38,7 +78,7 @@ def one_step(p: Progress, loader: Loader) -> Progress:
     p = normalize(p, loader)
     size = loader.batch_size
     if loader.samples is not None:
-        size = min(size, loader.samples - p.sample_in_epoch)
+        size = _next_step_size(p.sample_in_epoch, loader)
     tokens = None
     if p.token is not None and loader.tokens_per_sample is not None:
         tokens = size * loader.tokens_per_sample
@@ -76,7 +116,8 @@ def reached(p: Progress, target: Time, loader: Loader, since: Progress) -> bool:
         return p.token - since.token >= target.value
     assert target.unit is Unit.EP
     assert loader.samples is not None
-    return p.epoch - since.epoch + Fraction(p.sample_in_epoch, loader.samples) >= target.value
+    inside = min(p.sample_in_epoch, loader.samples)  # padding reads no further into the data
+    return p.epoch - since.epoch + Fraction(inside, loader.samples) >= target.value
 
 
 def steps_until(p: Progress, target: Time, loader: Loader, since: Progress, limit: int) -> int:

@@ -7,6 +7,7 @@ from fractions import Fraction
 from hypothesis import strategies as st
 
 from durations import FitCall, Loader, Progress, RunConfig, Time, Unit
+from durations.errors import GeometryError
 from durations.testing import _amounts as public_amounts, scenarios
 
 from . import simulate
@@ -32,25 +33,65 @@ def times(draw: st.DrawFn, units: tuple[Unit, ...] = tuple(Unit)) -> Time:
 def small_loaders(
     draw: st.DrawFn, *, sized: bool | None = None, tokens: bool | None = None
 ) -> Loader:
-    """Loaders small enough to simulate step by step."""
+    """Loaders small enough to simulate step by step, one process or data-parallel."""
     is_sized = draw(st.booleans()) if sized is None else sized
     batch = draw(st.integers(min_value=1, max_value=12))
     samples = draw(st.integers(min_value=1, max_value=60)) if is_sized else None
-    drop_last = samples is not None and samples >= batch and draw(st.booleans())
     has_tokens = draw(st.booleans()) if tokens is None else tokens
     per_sample = draw(st.integers(min_value=1, max_value=7)) if has_tokens else None
+    if draw(st.booleans()):
+        return draw(sharded_loaders(samples=samples, tokens_per_sample=per_sample))
+    drop_last = samples is not None and samples >= batch and draw(st.booleans())
     return Loader(
         samples=samples, batch_size=batch, drop_last=drop_last, tokens_per_sample=per_sample
     )
 
 
 @st.composite
+def sharded_loaders(
+    draw: st.DrawFn, *, samples: int | None, tokens_per_sample: int | None = None
+) -> Loader:
+    """A data-parallel loader of ``samples``: 1-4 ranks, micro-batches of 1-4, accumulation
+    1-3, every padding, ``drop_last`` either way; a geometry whose epoch would train nothing
+    (which ``Loader`` refuses) falls back to repeat padding without ``drop_last``."""
+    world, micro = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    accumulation = draw(st.integers(1, 3))
+    padding = draw(st.sampled_from(["repeat", "drop", "cycle"]))
+    drop_last = draw(st.booleans())
+    try:
+        return Loader.sharded(
+            samples=samples,
+            world_size=world,
+            device_batch_size=micro,
+            accumulation=accumulation,
+            padding=padding,
+            drop_last=drop_last,
+            tokens_per_sample=tokens_per_sample,
+        )
+    except GeometryError:
+        return Loader.sharded(
+            samples=samples,
+            world_size=world,
+            device_batch_size=micro,
+            accumulation=accumulation,
+            tokens_per_sample=tokens_per_sample,
+        )
+
+
+@st.composite
 def positions(draw: st.DrawFn, loader: Loader) -> Progress:
-    """A position reachable on ``loader``'s data, possibly read with another batch size."""
+    """A position reachable on ``loader``'s data, possibly read with another batch size (or,
+    for a data-parallel loader, on another number of ranks)."""
+    steps = draw(st.integers(min_value=0, max_value=40))
+    if loader.sharding is not None:
+        try:
+            other = loader.with_world_size(draw(st.integers(min_value=1, max_value=4)))
+        except GeometryError:  # that many ranks would train nothing: read on this one
+            other = loader
+        return simulate.run(Progress(), other, steps)
     batch = draw(st.integers(min_value=1, max_value=12))
     fits = not loader.drop_last or loader.samples is None or batch <= loader.samples
     other = loader.with_batch_size(batch) if fits else loader
-    steps = draw(st.integers(min_value=0, max_value=40))
     return simulate.run(Progress(), other, steps)
 
 

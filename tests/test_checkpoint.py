@@ -55,10 +55,15 @@ def test_golden_files_load(path: Path) -> None:
         assert checkpoint.to_dict() == data
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_golden_resumes_the_two_phase_run(version: int) -> None:
-    """The pinned checkpoints (step 65 of the two-phase run) resume to the same end."""
+    """The pinned checkpoints (step 65 of the two-phase run) resume to the same end; format 3
+    pins a data-parallel pretraining loader (4 ranks of 8: the same global batch)."""
     pretrain = Loader(samples=1_000, batch_size=32, tokens_per_sample=16, name="pretrain")
+    if version >= 3:
+        pretrain = Loader.sharded(
+            samples=1_000, world_size=4, device_batch_size=8, tokens_per_sample=16, name="pretrain"
+        )
     curated = Loader(samples=200, batch_size=8, tokens_per_sample=16, name="curated")
     calls = [FitCall(loader=pretrain), FitCall(loader=curated, duration="0.1ep", name="anneal")]
     config = RunConfig(max_duration="2ep")
@@ -70,7 +75,7 @@ def test_golden_resumes_the_two_phase_run(version: int) -> None:
 
 
 def _golden() -> dict[str, Any]:
-    return json.loads((GOLDEN / "checkpoint-v2.json").read_text())  # type: ignore[no-any-return]
+    return json.loads((GOLDEN / "checkpoint-v3.json").read_text())  # type: ignore[no-any-return]
 
 
 def test_version_1_anchors_on_finished_targets() -> None:
@@ -89,7 +94,18 @@ def _broken(edit: str) -> dict[str, Any]:
 
 # (edit applied to the golden checkpoint, the place named, the reason)
 MALFORMED = [
-    ("d['format'] = 3", "format", "format 3 is newer than this version of durations reads"),
+    ("d['format'] = 4", "format", "format 4 is newer than this version of durations reads"),
+    (
+        "d['ledger'][0]['loader']['sharding']['padding'] = 'pad'",
+        "ledger[0].loader.sharding",
+        "invalid loader padding: expected one of 'repeat', 'drop', 'cycle', got 'pad'",
+    ),
+    (
+        "d['ledger'][0]['loader']['batch_size'] = 16",
+        "ledger[0].loader",
+        "a sharded loader's batch_size is world_size x device_batch_size x accumulation = 32",
+    ),
+    ("del d['ledger'][0]['loader']['sharding']", "ledger[0].loader.sharding", "missing"),
     ("d['ledger'][0]['anchor'] = 5", "ledger[0].anchor", "expected a string, got 5"),
     ("d['format'] = 0", "format", "unknown format 0"),
     ("d['format'] = '1'", "format", "expected a whole number, got '1'"),

@@ -185,7 +185,7 @@ def test_convert() -> None:
 def test_inspect() -> None:
     """inspect prints the format, the progress and the ledger."""
     out = run("inspect", "examples/checkpoints/mid-epoch.json").stdout
-    assert "format 2, no loader state" in out
+    assert "format 3, no loader state" in out
     assert "progress: step 130 · epoch 1, 3,000 samples in · sample 13,000" in out
     assert re.search(r"#0\s+started\s+data\s+max_duration\s+0ba\s+3ep", out)
 

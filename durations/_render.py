@@ -210,6 +210,17 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                 "replayed": _range_json(s.replayed),
                 "skipped": _range_json(s.skipped),
                 "abandoned": _range_json(s.abandoned),
+                "world_size": s.loader.world_size,
+                "tails": [
+                    {
+                        "first_epoch": t.first,
+                        "last_epoch": t.last,
+                        "repeated": t.repeated,
+                        "dropped": t.dropped,
+                        "text": str(t),
+                    }
+                    for t in s.tails
+                ],
                 "stop_at_runtime": s.stop_at_runtime,
             }
             for s in plan.segments

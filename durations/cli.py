@@ -20,7 +20,7 @@ from . import _render
 from .checkpoint import Checkpoint
 from .compare import TRAINERS, compare
 from .errors import DurationsError, TimeParseError
-from .fit import DataPolicy, ResumeMode
+from .fit import DataPolicy, FitCall, ResumeMode
 from .loader import Loader
 from .planner import plan
 from .plans import Plan
@@ -92,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
               durations plan examples/two-phase.toml --resume-from 13ba   # crash at step 13?
               durations plan examples/two-phase.toml --resume-from runs/checkpoint-500
               durations plan examples/mid-epoch-exact.toml --data replay_epoch
+              durations plan examples/elastic-ddp.toml --resume-from 3ba --world-size 3
             """
         ),
         formatter_class=formatter,
@@ -104,6 +105,13 @@ def _parser() -> argparse.ArgumentParser:
         help="plan the re-run from a checkpoint: a time (the checkpoint this script's own plan "
         "writes there, e.g. 13ba or 0.5ep) or a path (a durations checkpoint JSON, or a Hugging "
         "Face checkpoint directory or trainer_state.json); overrides [resume] checkpoint",
+    )
+    p.add_argument(
+        "--world-size",
+        type=_positive,
+        metavar="N",
+        help="what if the re-run has N data-parallel ranks: every data-parallel loader is read "
+        "on N ranks (same per-device batch), the checkpoint stays as written",
     )
     p.add_argument("--mode", choices=[m.value for m in ResumeMode], help="override [resume] mode")
     p.add_argument("--data", choices=[d.value for d in DataPolicy], help="override [resume] data")
@@ -196,7 +204,13 @@ def _plan(args: argparse.Namespace) -> int:
         config = attrs.evolve(config, data=args.data)
     notes: list[str] = []
     checkpoint = _checkpoint(args, scenario, path, notes)
-    result = plan(config, scenario.calls, checkpoint)
+    calls = scenario.calls
+    if args.world_size is not None:
+        calls = _on_world_size(calls, args.world_size)
+        notes.append(
+            f"what if: the re-run reads every data-parallel loader on {args.world_size} ranks"
+        )
+    result = plan(config, calls, checkpoint)
     if args.json:
         print(json.dumps(_render.plan_json(result), indent=2))
     else:
@@ -204,6 +218,20 @@ def _plan(args: argparse.Namespace) -> int:
             print(note)
         print(_render.plan_text(result), end="")
     return 0 if result.ok else 1
+
+
+def _on_world_size(calls: tuple[FitCall, ...], world_size: int) -> tuple[FitCall, ...]:
+    """The calls with every data-parallel loader read on ``world_size`` ranks."""
+    moved = []
+    for index, call in enumerate(calls):
+        if call.loader.sharding is None:
+            raise InputError(
+                f"--world-size {world_size}: loader {call.loader.name!r} of call "
+                f"{call.identity(index)!r} gives no per-device geometry; give its table "
+                "world_size and device_batch_size instead of batch_size (docs/scenario-files.md)"
+            )
+        moved.append(attrs.evolve(call, loader=call.loader.with_world_size(world_size)))
+    return tuple(moved)
 
 
 def _checkpoint(

@@ -102,8 +102,10 @@ _amounts = public_amounts
 
 def scripts(*, max_calls: int = 4) -> st.SearchStrategy[tuple[RunConfig, tuple[FitCall, ...]]]:
     """A run configuration with a max_duration, and one to ``max_calls`` fit calls on one to
-    three named loaders (``durations.testing.scenarios``, ``dur`` included)."""
-    return scenarios(max_calls=max_calls, units=("ba", "sp", "ep", "tok", "dur")).map(
+    three named loaders (``durations.testing.scenarios``, ``dur`` included), some of them
+    data-parallel on up to 3 ranks (semantics.md rule 17)."""
+    units = ("ba", "sp", "ep", "tok", "dur")
+    return scenarios(max_calls=max_calls, units=units, max_world_size=3).map(
         lambda scenario: (scenario.config, scenario.calls)
     )
 

@@ -45,7 +45,34 @@ EXAMPLE_RUNS = [
     ("mid-epoch-next.toml", 0, 100, "samples 3000-9999 of epoch 1 are never read"),
     ("elastic.toml", 0, 85, "batch size 100 -> 200"),
     ("finished.toml", 0, 0, "info    run-complete"),
+    # 101 samples on 2 ranks: 6 steps an epoch of 102 positions, sample 0 read twice each.
+    ("elastic-ddp.toml", 0, 12, "samples 0-0 read again in each of epochs 0-1"),
 ]
+
+
+# (--world-size, steps after the crash at step 3, the final sample count) and why
+WORLD_SIZES = [
+    (2, 9, 204),  # the same devices: the rest of the uninterrupted plan
+    (3, 6, 204),  # 41 samples left -> 42 for 3 ranks: 2 steps, then 102 a whole epoch
+    (4, 5, 208),  # 41 -> 44 for 4 ranks (samples 0-2 again), and 104 a whole epoch
+    (1, 16, 202),  # one process pads nothing: 41 + 101 samples
+]
+
+
+@pytest.mark.parametrize(("world", "steps", "samples"), WORLD_SIZES)
+def test_world_size_what_if(world: int, steps: int, samples: int) -> None:
+    """--world-size N re-plans the crash on N devices from the checkpoint of the original."""
+    args = ("plan", "examples/elastic-ddp.toml", "--resume-from", "3ba", "--json")
+    data = json.loads(run(*args, "--world-size", str(world)).stdout)
+    assert (data["total_steps"], data["stop"]["sample"]) == (steps, samples)
+    assert data["segments"][0]["world_size"] == world
+
+
+def test_world_size_needs_per_device_geometry() -> None:
+    """A loader with only a global batch cannot be moved to other devices: exit 2, and why."""
+    result = run("plan", "examples/two-phase.toml", "--world-size", "2")
+    assert result.returncode == 2
+    assert "loader 'pretrain' of call '#0' gives no per-device geometry" in result.stderr
 
 
 @pytest.mark.parametrize(("example", "code", "steps", "line"), EXAMPLE_RUNS)
@@ -105,11 +132,18 @@ def test_json_matches_the_api_on_generated_scenarios(
     lines = ["[run]", f'max_duration = "{config.max_duration}"']
     for name, loader in loaders.items():
         lines += [f"[loaders.{name}]", f"samples = {loader.samples}"]
-        lines += [
-            f"batch_size = {loader.batch_size}",
-            f"drop_last = {str(loader.drop_last).lower()}",
-        ]
+        lines += [f"drop_last = {str(loader.drop_last).lower()}"]
         lines += [f"tokens_per_sample = {loader.tokens_per_sample}"]
+        if loader.sharding is None:
+            lines += [f"batch_size = {loader.batch_size}"]
+        else:
+            sharding = loader.sharding
+            lines += [
+                f"world_size = {sharding.world_size}",
+                f"device_batch_size = {sharding.device_batch_size}",
+                f"accumulation = {sharding.accumulation}",
+                f'padding = "{sharding.padding.value}"',
+            ]
     for call in calls:
         lines += ["[[fit]]", f'loader = "{call.loader.name}"']
         if call.duration is not None:

@@ -20,9 +20,10 @@ from ..errors import DurationsError
 from ..fit import DataPolicy, FitCall, RunConfig
 from ..planner import plan as make_plan
 from ..plans import Action, Plan, Segment
+from ..sharding import Padding
 from .checkpoints import CheckpointReader, FoundCheckpoint, latest_checkpoint
 
-__all__ = ["IntegrationError", "Session", "Start", "StartKind"]
+__all__ = ["IntegrationError", "Session", "Start", "StartKind", "check_data_parallel"]
 
 
 class IntegrationError(DurationsError, RuntimeError):
@@ -182,3 +183,53 @@ def created_on_first_use(
         raise AttributeError(f"module {module!r} has no attribute {attribute!r}")
 
     return module_getattr
+
+
+def check_data_parallel(
+    segment: Segment,
+    *,
+    framework: str,
+    world_size: int,
+    device_batch_size: int,
+    accumulation: int,
+    padding: Padding,
+    drop_last: bool,
+) -> None:
+    """Refuse a run whose data-parallel geometry is not the plan's loader's (rule 17): a plan
+    of one global stream on a multi-process job counts the wrong samples, silently.
+
+    The error names the ``Loader.sharded(...)`` that describes what the job really reads.
+    """
+    loader = segment.loader
+    sharding = loader.sharding
+    wanted = (
+        f"Loader.sharded(samples={loader.samples}, world_size={world_size}, "
+        f"device_batch_size={device_batch_size}, accumulation={accumulation}, "
+        f"padding={padding.value!r}, drop_last={drop_last}"
+        + (f", name={loader.name!r}" if loader.name else "")
+        + ")"
+    )
+    if sharding is None:
+        if world_size == 1:
+            return
+        raise IntegrationError(
+            f"call {segment.name!r} runs on {world_size} {framework} processes, but its loader "
+            "is one global stream: the job's sampler evens the ranks and reads other samples "
+            f"than the plan counts; describe the job's loader as {wanted}"
+        )
+    found = (
+        sharding.world_size,
+        sharding.device_batch_size,
+        sharding.accumulation,
+        sharding.padding,
+        loader.drop_last,
+    )
+    if found != (world_size, device_batch_size, accumulation, padding, drop_last):
+        raise IntegrationError(
+            f"call {segment.name!r}: {framework} runs {world_size} processes of "
+            f"{device_batch_size} per device, accumulation {accumulation}, "
+            f"{padding.value} padding, drop_last={drop_last}; the plan's loader has "
+            f"{sharding.world_size} of {sharding.device_batch_size}, accumulation "
+            f"{sharding.accumulation}, {sharding.padding.value} padding, drop_last="
+            f"{loader.drop_last}; describe the job's loader as {wanted}"
+        )

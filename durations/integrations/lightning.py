@@ -30,8 +30,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..fit import FitCall, RunConfig
+from ..sharding import Padding
 from . import INSTALL_HINT
-from ._session import IntegrationError, Session, StartKind, created_on_first_use
+from ._session import (
+    IntegrationError,
+    Session,
+    StartKind,
+    check_data_parallel,
+    created_on_first_use,
+)
 from .checkpoints import DURATIONS_KEY, LIGHTNING, _is_url, _torch_load
 
 __all__ = ["DurationsCallback", "IntegrationError"]
@@ -154,6 +161,23 @@ class _Callback:
                 "pl.Trainer(max_epochs=-1); the callback stops the call at the plan's step"
             )
         accumulate = trainer.accumulate_grad_batches
+        world = int(getattr(trainer, "world_size", 1) or 1)
+        if world > 1 or loader.sharding is not None:
+            # Lightning wraps the loader's sampler in DistributedSampler(drop_last=False).
+            dataloader = trainer.train_dataloader
+            device_batch = getattr(dataloader, "batch_size", None)
+            sharding = loader.sharding
+            if device_batch is None and sharding is not None:
+                device_batch = sharding.device_batch_size
+            check_data_parallel(
+                segment,
+                framework="Lightning",
+                world_size=world,
+                device_batch_size=int(device_batch or loader.batch_size),
+                accumulation=accumulate,
+                padding=Padding.REPEAT,
+                drop_last=bool(getattr(dataloader, "drop_last", loader.drop_last)),
+            )
         batches = trainer.num_training_batches
         if isinstance(batches, int) and loader.steps_per_epoch is not None:
             steps = -(-batches // accumulate)

@@ -28,8 +28,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..fit import FitCall, RunConfig
+from ..sharding import Padding
 from . import INSTALL_HINT
-from ._session import IntegrationError, Session, StartKind, created_on_first_use
+from ._session import (
+    IntegrationError,
+    Session,
+    StartKind,
+    check_data_parallel,
+    created_on_first_use,
+)
 from .checkpoints import LEDGER_FILE, TRANSFORMERS
 
 __all__ = ["DurationsCallback", "IntegrationError"]
@@ -145,6 +152,17 @@ class _Callback:
         self._step = state.global_step
         self.session.attach(state.global_step)
         world = getattr(args, "world_size", 1) or 1
+        if world > 1 or loader.sharding is not None:
+            # accelerate shards the loader with even_batches: whole rounds, cycled (rule 17).
+            check_data_parallel(
+                segment,
+                framework="Hugging Face",
+                world_size=world,
+                device_batch_size=state.train_batch_size,
+                accumulation=args.gradient_accumulation_steps,
+                padding=Padding.CYCLE,
+                drop_last=bool(args.dataloader_drop_last),
+            )
         batch = state.train_batch_size * args.gradient_accumulation_steps * world
         if batch != loader.batch_size:
             raise IntegrationError(

@@ -14,6 +14,8 @@ __version__ = "0.1.0"
 #: Public name -> the module that defines it.
 _EXPORTS = {
     "Action": "plans",
+    "At": "intervals",
+    "AtCallEnds": "intervals",
     "Checkpoint": "checkpoint",
     "CheckpointFormatError": "errors",
     "ConversionError": "errors",
@@ -21,20 +23,28 @@ _EXPORTS = {
     "Diagnostic": "diagnostics",
     "EpochTail": "sharding",
     "DurationsError": "errors",
+    "END": "schedules",
+    "Events": "intervals",
+    "Every": "intervals",
     "FitCall": "fit",
     "FitCallError": "errors",
     "GeometryError": "errors",
     "InvalidTimeError": "errors",
+    "Landmark": "schedules",
     "LedgerEntry": "checkpoint",
     "Loader": "loader",
     "NegativeTimeError": "errors",
+    "OnExtend": "schedules",
     "Padding": "sharding",
     "Plan": "plans",
     "Progress": "progress",
     "ProgressError": "errors",
+    "ResolvedSchedule": "schedules",
     "ResumeMode": "fit",
     "RunConfig": "fit",
     "SampleRange": "plans",
+    "Schedule": "schedules",
+    "ScheduleError": "errors",
     "Segment": "plans",
     "Severity": "diagnostics",
     "Sharding": "sharding",
@@ -74,6 +84,7 @@ if TYPE_CHECKING:
         InvalidTimeError as InvalidTimeError,
         NegativeTimeError as NegativeTimeError,
         ProgressError as ProgressError,
+        ScheduleError as ScheduleError,
         TimeParseError as TimeParseError,
         UnitMismatchError as UnitMismatchError,
     )
@@ -82,6 +93,12 @@ if TYPE_CHECKING:
         FitCall as FitCall,
         ResumeMode as ResumeMode,
         RunConfig as RunConfig,
+    )
+    from .intervals import (
+        At as At,
+        AtCallEnds as AtCallEnds,
+        Events as Events,
+        Every as Every,
     )
     from .loader import Loader as Loader
     from .planner import plan as plan
@@ -92,6 +109,13 @@ if TYPE_CHECKING:
         Segment as Segment,
     )
     from .progress import Progress as Progress
+    from .schedules import (
+        END as END,
+        Landmark as Landmark,
+        OnExtend as OnExtend,
+        ResolvedSchedule as ResolvedSchedule,
+        Schedule as Schedule,
+    )
     from .sharding import (
         EpochTail as EpochTail,
         Padding as Padding,

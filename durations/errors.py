@@ -18,6 +18,7 @@ __all__ = [
     "InvalidTimeError",
     "NegativeTimeError",
     "ProgressError",
+    "ScheduleError",
     "TimeParseError",
     "UnitMismatchError",
 ]
@@ -106,3 +107,12 @@ class CheckpointFormatError(DurationsError, ValueError):
         self.reason = message
         where = f" at {path}" if path else ""
         super().__init__(f"invalid checkpoint data{where}: {message}")
+
+
+class ScheduleError(DurationsError, ValueError):
+    """A learning-rate schedule or event interval that is invalid, or that cannot be placed on a
+    plan. ``piece`` names the piece of the schedule at fault (``None`` when there is none)."""
+
+    def __init__(self, message: str, *, piece: str | None = None) -> None:
+        self.piece = piece
+        super().__init__(message)

@@ -13,7 +13,7 @@ three ways of evening the ranks, :class:`Padding`:
 - ``drop``: ``DistributedSampler(drop_last=True)``: the tail is cut to a multiple of ``W``.
 - ``cycle``: accelerate's ``even_batches`` (Hugging Face's ``Trainer``): padded by reading from
   the start again up to a multiple of ``W * device_batch_size``, so every rank's last
-  micro-batch is full.
+  micro-batch is full; under ``drop_last`` the incomplete round is dropped instead.
 
 A loader's ``drop_last`` is then each rank's ``DataLoader(drop_last=...)``: an incomplete last
 micro-batch is not read, on every rank at once. At the end of an epoch an incomplete group of
@@ -148,7 +148,17 @@ class Sharding:
 
     def read(self, remaining: int, *, drop_last: bool) -> int:
         """Positions trained for ``remaining`` samples of data: evened, then, under
-        ``drop_last``, cut to whole micro-batches on every rank."""
+        ``drop_last``, cut to whole micro-batches on every rank.
+
+        ``cycle`` with ``drop_last`` pads nothing: accelerate drops the incomplete batch before
+        dealing batches to the ranks, then the incomplete round, so only whole rounds are read.
+
+        >>> s = Sharding(world_size=2, device_batch_size=2, padding="cycle")
+        >>> s.read(7, drop_last=False), s.read(7, drop_last=True)
+        (8, 4)
+        """
+        if drop_last and self.padding is Padding.CYCLE:
+            return max(0, remaining) // self.round_size * self.round_size
         evened = self.evened(remaining)
         if drop_last:
             return evened // self.round_size * self.round_size

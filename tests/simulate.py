@@ -20,7 +20,10 @@ def rank_reads(sample_in_epoch: int, loader: Loader) -> list[list[int]]:
     assert loader.samples is not None
     rest = list(range(sample_in_epoch, loader.samples))
     world, micro = sharding.world_size, sharding.device_batch_size
-    if rest:
+    if rest and sharding.padding.value == "cycle" and loader.drop_last:
+        # accelerate: the batch sampler drops the short batch, the shard the short round.
+        rest = rest[: len(rest) - len(rest) % (world * micro)]
+    elif rest:
         if sharding.padding.value == "drop":
             rest = rest[: len(rest) - len(rest) % world]
         else:

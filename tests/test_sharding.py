@@ -28,6 +28,10 @@ GEOMETRIES = [
     (101, 3, 10, 1, "drop", False, 4, 99, 0, 2),
     # accelerate's even batches: whole rounds of 20, so 120 positions, samples 0-18 twice.
     (101, 2, 10, 1, "cycle", False, 6, 120, 19, 0),
+    # accelerate with drop_last: batch [100] dropped, then no incomplete round: 5 rounds.
+    (101, 2, 10, 1, "cycle", True, 5, 100, 0, 1),
+    # 7 samples, batches of 2 on 2 ranks with drop_last: [6] dropped, then the round [4,5].
+    (7, 2, 2, 1, "cycle", True, 1, 4, 0, 3),
     # 7 samples on 3 ranks of 2, cycled to 12: more than half of the data read twice.
     (7, 3, 2, 1, "cycle", False, 2, 12, 5, 0),
     # 7 samples on 3 ranks padded to 9 (3 each): micro-batches 2,1; 2 steps of 6 and 3.

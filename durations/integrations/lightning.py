@@ -166,6 +166,14 @@ class _Callback:
             # Lightning wraps the loader's sampler in DistributedSampler(drop_last=False).
             dataloader = trainer.train_dataloader
             device_batch = getattr(dataloader, "batch_size", None)
+            drop_last = getattr(dataloader, "drop_last", loader.drop_last)
+            batch_sampler = getattr(dataloader, "batch_sampler", None)
+            if device_batch is None and batch_sampler is not None:
+                # A StatefulDataLoader comes back from Lightning built around a batch sampler
+                # (torchdata's BatchSampler is not torch's), so the loader itself says
+                # batch_size=None, drop_last=False; the batch sampler holds both.
+                device_batch = getattr(batch_sampler, "batch_size", None)
+                drop_last = getattr(batch_sampler, "drop_last", drop_last)
             sharding = loader.sharding
             if device_batch is None and sharding is not None:
                 device_batch = sharding.device_batch_size
@@ -176,7 +184,7 @@ class _Callback:
                 device_batch_size=int(device_batch or loader.batch_size),
                 accumulation=accumulate,
                 padding=Padding.REPEAT,
-                drop_last=bool(getattr(dataloader, "drop_last", loader.drop_last)),
+                drop_last=bool(drop_last),
             )
         batches = trainer.num_training_batches
         if isinstance(batches, int) and loader.steps_per_epoch is not None:

@@ -137,9 +137,13 @@ class Sharding:
         >>> s = Sharding(world_size=3, device_batch_size=2)
         >>> [attrs.evolve(s, padding=p).evened(7) for p in ("repeat", "drop", "cycle")]
         [9, 6, 12]
+        >>> attrs.evolve(s, world_size=1, padding="cycle").evened(7)
+        7
         """
         if remaining <= 0:
             return 0
+        if self.world_size == 1:  # one rank has no other to keep even with
+            return remaining
         if self.padding is Padding.REPEAT:
             return _ceil_div(remaining, self.world_size) * self.world_size
         if self.padding is Padding.DROP:

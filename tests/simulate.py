@@ -23,7 +23,7 @@ def rank_reads(sample_in_epoch: int, loader: Loader) -> list[list[int]]:
     if rest and sharding.padding.value == "cycle" and loader.drop_last:
         # accelerate: the batch sampler drops the short batch, the shard the short round.
         rest = rest[: len(rest) - len(rest) % (world * micro)]
-    elif rest:
+    elif rest and world > 1:  # one process is not sharded (accelerate leaves it alone)
         if sharding.padding.value == "drop":
             rest = rest[: len(rest) - len(rest) % world]
         else:

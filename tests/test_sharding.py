@@ -43,6 +43,9 @@ GEOMETRIES = [
     (101, 2, 10, 2, "repeat", False, 3, 102, 1, 0),
     # a divisible data set: nothing evened.
     (20, 2, 10, 1, "repeat", False, 1, 20, 0, 0),
+    # one process: nothing to even, whatever the padding (accelerate shards no single process).
+    (101, 1, 10, 1, "cycle", False, 11, 101, 0, 0),
+    (101, 1, 10, 1, "drop", True, 10, 100, 0, 1),
 ]
 
 

@@ -160,7 +160,7 @@ class _Callback:
                 world_size=world,
                 device_batch_size=state.train_batch_size,
                 accumulation=args.gradient_accumulation_steps,
-                padding=Padding.CYCLE,
+                padding=Padding.CYCLE if world > 1 else Padding.REPEAT,
                 drop_last=bool(args.dataloader_drop_last),
             )
         batch = state.train_batch_size * args.gradient_accumulation_steps * world

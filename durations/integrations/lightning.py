@@ -177,13 +177,19 @@ class _Callback:
             sharding = loader.sharding
             if device_batch is None and sharding is not None:
                 device_batch = sharding.device_batch_size
+            # The sampler that shards: Lightning's own DistributedSampler(drop_last=False), or
+            # the script's (use_distributed_sampler=False), whose drop_last cuts the tail.
+            sampler = getattr(batch_sampler, "sampler", None) or getattr(
+                dataloader, "sampler", None
+            )
+            cuts = bool(getattr(sampler, "drop_last", False)) and hasattr(sampler, "num_replicas")
             check_data_parallel(
                 segment,
                 framework="Lightning",
                 world_size=world,
                 device_batch_size=int(device_batch or loader.batch_size),
                 accumulation=accumulate,
-                padding=Padding.REPEAT,
+                padding=Padding.DROP if cuts else Padding.REPEAT,
                 drop_last=bool(drop_last),
             )
         batches = trainer.num_training_batches

@@ -18,6 +18,10 @@ __all__ = ["format_number", "parse_time"]
 #: Both bound the work a hostile string can cause; 1e1000 tokens is far past any real run.
 MAX_NUMBER_CHARS = 200
 MAX_EXPONENT = 1000
+#: The longest text read at all, surrounding whitespace included: room for the longest number
+#: part and unit with some padding. Longer text is refused before any other work is done on
+#: it, so a hostile string costs no more than a short one.
+MAX_TEXT_CHARS = 256
 
 _DIGITS = r"[0-9](?:_?[0-9])*"  # ASCII digits, single underscores between digits only
 
@@ -79,6 +83,12 @@ def parse_time(text: str) -> tuple[Fraction, Unit]:
     """
     if not isinstance(text, str):
         raise TypeError(f"a time string must be str, not {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise TimeParseError(
+            text,
+            f"too long; a time string is at most {MAX_TEXT_CHARS} characters, whitespace "
+            f"included (a number part of at most {MAX_NUMBER_CHARS}, then the unit)",
+        )
     stripped = text.strip(_ASCII_WHITESPACE)
     if not stripped:
         raise TimeParseError(

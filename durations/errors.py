@@ -24,6 +24,19 @@ __all__ = [
 ]
 
 
+#: The longest text a message shows whole; longer text is shown by its start and its length, so
+#: that a hostile megabyte does not become a megabyte of message.
+SHOWN_CHARS = 256
+
+
+def shown(text: str) -> str:
+    """``repr(text)``, or its first 40 characters and its length when it is longer than
+    ``SHOWN_CHARS``: ``'1111...'... (1,000,000 characters)``."""
+    if len(text) <= SHOWN_CHARS:
+        return repr(text)
+    return f"{text[:40]!r}... ({len(text):,} characters)"
+
+
 class DurationsError(Exception):
     """Root of every error raised by ``durations``."""
 
@@ -31,13 +44,14 @@ class DurationsError(Exception):
 class TimeParseError(DurationsError, ValueError):
     """A time string does not match the grammar.
 
-    ``text`` is the string received; ``reason`` is the rule it breaks.
+    ``text`` is the string received (the message shows the start of a very long one);
+    ``reason`` is the rule it breaks.
     """
 
     def __init__(self, text: str, reason: str) -> None:
         self.text = text
         self.reason = reason
-        super().__init__(f"invalid time {text!r}: {reason}")
+        super().__init__(f"invalid time {shown(text)}: {reason}")
 
 
 class InvalidTimeError(DurationsError, ValueError):

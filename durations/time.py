@@ -11,7 +11,7 @@ from typing import Self
 
 import attrs
 
-from ._grammar import format_number, parse_time
+from ._grammar import MAX_TEXT_CHARS, format_number, parse_time
 from .errors import InvalidTimeError, NegativeTimeError, TimeParseError, UnitMismatchError
 from .units import Unit
 
@@ -95,7 +95,7 @@ class Time:
           ...
         durations.errors.TimeParseError: invalid time '1.5ba': 1.5 is not a whole number; ...
         """
-        if cls is Time and isinstance(text, str):
+        if cls is Time and isinstance(text, str) and len(text) <= MAX_TEXT_CHARS:
             return _parse_cached(text)  # type: ignore[return-value]  # cls is Time here
         return cls(*_parse_checked(text))
 

@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from durations import Time, TimeParseError, Unit
+from durations._grammar import MAX_NUMBER_CHARS, MAX_TEXT_CHARS
+from durations.errors import SHOWN_CHARS, shown
 
 from .strategies import times
 
@@ -109,6 +111,7 @@ INVALID = [
     ("10ba!", "unexpected character '!' at the end"),
     ("10ba\x00", "unexpected character '\\x00' at the end"),
     ("1" * 201 + "ba", "number part is 201 characters long; at most 200"),
+    (" " * 254 + "1ba", "too long; a time string is at most 256 characters"),  # padding counts
     ("10ba10ba", "malformed number '10ba10'"),
 ]
 
@@ -120,7 +123,7 @@ def test_invalid(text: str, reason: str) -> None:
         Time.parse(text)
     assert isinstance(info.value, ValueError)
     assert info.value.text == text
-    assert str(info.value).startswith(f"invalid time {text!r}: ")
+    assert str(info.value).startswith(f"invalid time {shown(text)}: ")
     assert reason in str(info.value)
 
 
@@ -143,6 +146,80 @@ def test_whole_messages(text: str, message: str) -> None:
     """The most common mistakes get exactly these messages."""
     with pytest.raises(TimeParseError, match=f"^{re.escape(message)}$"):
         Time.parse(text)
+
+
+def test_over_long_message() -> None:
+    """Text past the length limit is refused with its start, its length and the limit."""
+    with pytest.raises(TimeParseError) as info:
+        Time.parse("1" * 10**6 + "ba")
+    assert str(info.value) == (
+        "invalid time '1111111111111111111111111111111111111111'... (1,000,002 characters): "
+        "too long; a time string is at most 256 characters, whitespace included (a number part "
+        "of at most 200, then the unit)"
+    )
+    assert info.value.text == "1" * 10**6 + "ba"
+
+
+def test_length_limit_leaves_room_for_every_valid_time() -> None:
+    """The longest number part, the longest unit and some padding fit in the limit, and every
+    text within the limit is shown whole in a message."""
+    longest = "1" * MAX_NUMBER_CHARS + "tok"
+    padded = " " * (MAX_TEXT_CHARS - len(longest)) + longest
+    assert Time.parse(padded) == Time(int("1" * MAX_NUMBER_CHARS), TOK)
+    assert MAX_TEXT_CHARS - len(longest) >= 50
+    assert MAX_TEXT_CHARS <= SHOWN_CHARS
+
+
+def _spy(text: str, touched: list[str]) -> str:
+    """``text`` as a string that records in ``touched`` every method looked up on it (taking
+    its length or a slice is not a lookup)."""
+
+    class Touched(str):
+        def __getattribute__(self, name: str) -> object:
+            touched.append(name)
+            return str.__getattribute__(self, name)
+
+    return Touched(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1" * (MAX_TEXT_CHARS + 1),
+        "1" * 10**6 + "ba",  # a megabyte shaped like a time
+        " " * 10**6 + "10ba",  # valid but for its padding
+        "\u0661" * 10**6,  # non-ASCII: would be scanned character by character
+    ],
+)
+def test_over_long_text_is_refused_before_it_is_read(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Text longer than the limit costs the same as text one past it: no pattern runs on it
+    and no method reads it; only its length and first characters are taken."""
+    import durations._grammar as grammar
+    import durations.time as time_module
+
+    matched: list[str] = []
+
+    class Counting:
+        def __init__(self, pattern: re.Pattern[str]) -> None:
+            self.pattern = pattern
+
+        def fullmatch(self, subject: str) -> re.Match[str] | None:
+            matched.append(self.pattern.pattern)
+            return self.pattern.fullmatch(subject)
+
+    for module, name in [(grammar, "_SHAPE"), (grammar, "_NUMBER"), (time_module, "_SIMPLE")]:
+        monkeypatch.setattr(module, name, Counting(getattr(module, name)))
+    touched: list[str] = []
+    with pytest.raises(TimeParseError, match="too long"):
+        Time.parse(_spy(text, touched))
+    assert (matched, touched) == ([], [])
+    # The same instruments see the work done on a short text.
+    time_module._parse_cached.cache_clear()
+    assert Time.parse(_spy(" 1_0ba", touched)) == Time(10, BA)
+    assert matched
+    assert "strip" in touched
 
 
 def test_not_a_string() -> None:

@@ -63,6 +63,12 @@ class Every:
         value, unit = Fraction(interval.value), interval.unit
         if unit is Unit.DUR:
             # Exact: "every 0.1dur" of 15ba is every 1.5ba, not every 2ba.
+            if plan.config.max_duration is None:
+                raise ScheduleError(
+                    f"invalid interval {interval}: dur is a fraction of max_duration, and the "
+                    "run has none; give the run a max_duration, or the interval in ba, sp, tok "
+                    "or ep"
+                )
             limit = timeline.absolute(Time(1, Unit.DUR))
             value, unit = value * limit.value, limit.unit
             if value == 0:

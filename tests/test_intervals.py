@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import attrs
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from durations import (
     END,
@@ -148,6 +149,7 @@ class TestAt:
     """S6: ``At(times)`` is due where each time is first reached (``Plan.resolve``);
     ``AtCallEnds()`` where each call stops."""
 
+    @settings(max_examples=50)
     @given(runs, st.fractions(0, 1, max_denominator=20))
     def test_at_is_plan_resolve(self, scenario: object, fraction: Fraction) -> None:
         """At(x dur) is due where the plan reaches x dur, unless that is the start."""
@@ -160,6 +162,7 @@ class TestAt:
         else:
             assert list(At(time).resolve(on).steps()) == ([where] if where > 0 else [])
 
+    @settings(max_examples=50)
     @given(runs)
     def test_call_ends(self, scenario: object) -> None:
         """AtCallEnds is due at each call's stop, once per step."""
@@ -196,6 +199,22 @@ class TestAt:
             build()  # type: ignore[operator]
         assert str(error.value) == message
 
+    def test_argument_errors(self) -> None:
+        """Steps are whole numbers >= 0; event times are times, landmarks or lists of them; a
+        dur interval needs a max_duration that is not 0."""
+        one = [FitCall(loader=Loader(samples=10, batch_size=1), until="3ba")]
+        events = Every("1ba").resolve(plan(RunConfig(), one))
+        with pytest.raises(ScheduleError, match="invalid step -1: expected a whole number >= 0"):
+            events.is_due(-1)
+        with pytest.raises(ScheduleError, match="invalid step '3'"):
+            events.next_after("3")  # type: ignore[arg-type]
+        with pytest.raises(ScheduleError, match="invalid event times 5: expected a time"):
+            At(5)
+        with pytest.raises(ScheduleError, match="dur is a fraction of max_duration, and the run"):
+            Every("0.5dur").resolve(plan(RunConfig(), one))
+        with pytest.raises(ScheduleError, match="max_duration is 0ba, so the interval is 0"):
+            Every("0.5dur").resolve(plan(RunConfig(max_duration="0ba"), one))
+
     def test_unmeasurable(self) -> None:
         """An epoch grid on a stream of unknown length cannot be placed: the call is named."""
         p = plan(
@@ -222,3 +241,21 @@ class TestInterruptionInvariance:
                 events = kind.resolve(resumed)
                 assert list(events.steps()) == steps
                 assert [k for k in range(on.total_steps + 1) if events.is_due(k)] == steps
+
+    @given(runs, intervals(), st.sampled_from(["extend", "weights"]), st.data())
+    def test_after_taking_up(
+        self, scenario: object, interval: Time, mode: str, data: st.DataObject
+    ) -> None:
+        """A plan that took a checkpoint up under extend or weights, crashed and re-run under
+        continue, keeps its grid."""
+        on = _plan(scenario, interval)
+        taken = on.checkpoint_at(data.draw(st.integers(0, on.total_steps)))
+        taking_up = plan(attrs.evolve(on.config, resume=mode), on.calls, taken)
+        kinds = [Every(interval), AtCallEnds()]
+        expected = [list(kind.resolve(taking_up).steps()) for kind in kinds]
+        current = taking_up
+        for crash in data.draw(crash_schedules(total_steps=taking_up.total_steps)):
+            k = crash + taking_up.start.batch - current.start.batch
+            current = plan(on.config, on.calls, current.checkpoint_at(k))
+            for kind, steps in zip(kinds, expected, strict=True):
+                assert list(kind.resolve(current).steps()) == steps

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import itertools
 import math
+from decimal import Decimal
 from fractions import Fraction
 
 import attrs
 import pytest
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from durations import (
     END,
@@ -26,23 +27,23 @@ from durations import (
     Time,
     plan,
 )
-from durations.schedules import Boundary
+from durations.schedules import Boundary, Piece
 from durations.testing import crash_schedules, scenarios
 
 UNITS = ("ba", "sp", "ep", "tok", "dur")
 runs = scenarios(units=UNITS)
 
 
-def _place(time: Boundary, on: Plan) -> int | None:
+def _place(time: Boundary, on: Plan, on_extend: str | None = None) -> int | None:
     """Where ``time`` falls on ``on``, or ``None`` if the plan never reaches it."""
     try:
-        return Schedule.constant(until=time).resolve(on).pieces[0].stop
+        return Schedule.constant(until=time).resolve(on, on_extend=on_extend).pieces[0].stop
     except ScheduleError:
         return None
 
 
 @st.composite
-def boundaries(draw: st.DrawFn, on: Plan) -> list[Boundary]:
+def boundaries(draw: st.DrawFn, on: Plan, on_extend: str | None = None) -> list[Boundary]:
     """Times in every unit, and landmarks, that ``on`` reaches; sorted by where they fall."""
     candidates: list[Boundary] = [END]
     for segment in on.segments:
@@ -56,7 +57,11 @@ def boundaries(draw: st.DrawFn, on: Plan) -> list[Boundary]:
         else:
             value = draw(st.integers(0, {"ba": 60, "sp": 300, "tok": 1500}[unit]))
         candidates.append(Time(value, unit))
-    placed = [(step, i, b) for i, b in enumerate(candidates) if (step := _place(b, on)) is not None]
+    placed = [
+        (step, i, b)
+        for i, b in enumerate(candidates)
+        if (step := _place(b, on, on_extend)) is not None
+    ]
     chosen = draw(st.lists(st.sampled_from(placed), min_size=1, max_size=5, unique=True))
     return [b for _, _, b in sorted(chosen)]
 
@@ -65,9 +70,9 @@ factors = st.fractions(0, 2, max_denominator=10)
 
 
 @st.composite
-def schedules(draw: st.DrawFn, on: Plan) -> Schedule:
+def schedules(draw: st.DrawFn, on: Plan, on_extend: str | None = None) -> Schedule:
     """A schedule of random pieces whose boundaries are in order on ``on``."""
-    ends = draw(boundaries(on))
+    ends = draw(boundaries(on, on_extend))
     if draw(st.booleans()):
         schedule = Schedule.warmup(ends.pop(0), initial=draw(st.sampled_from([0, Fraction(1, 10)])))
     else:
@@ -95,9 +100,9 @@ def schedules(draw: st.DrawFn, on: Plan) -> Schedule:
     return schedule
 
 
-def _resolve(schedule: Schedule, on: Plan) -> ResolvedSchedule:
+def _resolve(schedule: Schedule, on: Plan, on_extend: str | None = None) -> ResolvedSchedule:
     try:
-        return schedule.resolve(on)
+        return schedule.resolve(on, on_extend=on_extend)
     except ScheduleError as error:
         # The only piece that can fail on boundaries in order: 1/sqrt from the schedule's start.
         message = str(error)
@@ -126,6 +131,7 @@ class TestValueAtAStep:
                                                        Fraction(3, 4), 1, 1]  # fmt: skip
         assert curve.lr(2, 0.1) == 0.05
 
+    @settings(max_examples=50)
     @given(resolved())
     def test_pure(self, case: tuple[Plan, Schedule, ResolvedSchedule]) -> None:
         """Asking twice, or in another order, gives the same factor."""
@@ -156,6 +162,7 @@ class TestBoundaries:
     targets are, and as ``Plan.resolve`` answers); a landmark at the plan's end or a call's
     start or stop; all on lifetime steps."""
 
+    @settings(max_examples=50)
     @given(runs, st.data())
     def test_times_as_plan_resolve(self, scenario: object, data: st.DataObject) -> None:
         """On a plan from scratch, a time boundary falls where ``Plan.resolve`` says."""
@@ -164,6 +171,7 @@ class TestBoundaries:
             if isinstance(boundary, Time):
                 assert _place(boundary, on) == on.resolve(boundary)
 
+    @settings(max_examples=50)
     @given(runs)
     def test_landmarks(self, scenario: object) -> None:
         """Call landmarks are the segments' start and stop steps; END is the plan's stop."""
@@ -262,9 +270,64 @@ class TestErrors:
             build()  # type: ignore[operator]
         assert str(error.value) == message
 
-    def test_string_factors(self) -> None:
-        """A decimal string is read exactly."""
+    @pytest.mark.parametrize(
+        ("build", "message"),
+        [
+            # A call is a name or a position.
+            (lambda: Landmark.call_start(""), "invalid call '': expected a call name (a "
+             "non-empty string) or its position in the script (a whole number >= 0)"),
+            (lambda: Landmark.call_stop(-1), "invalid call -1: expected a call name (a "
+             "non-empty string) or its position in the script (a whole number >= 0)"),
+            # Landmarks come from their constructors.
+            (lambda: Landmark("middle"), "invalid landmark kind 'middle': expected 'end', "
+             "'call_start' or 'call_stop'; build one with Landmark.end(), "
+             "Landmark.call_start(call) or Landmark.call_stop(call)"),
+            (lambda: Landmark("end", 1), "the end landmark names no call, got call=1"),
+            # A factor is a number.
+            (lambda: Schedule.constant("abc"), "invalid constant factor 'abc': expected an int, "
+             "a Fraction or a decimal string such as '0.1'"),
+            # Pieces come from the then_* methods.
+            (lambda: Piece("bogus", END), "invalid piece kind 'bogus': expected one of warmup, "
+             "constant, linear, cosine, exponential, inverse_sqrt, drops"),
+            (lambda: Piece("linear", END), "invalid linear piece: build pieces with the "
+             "Schedule.then_* methods"),
+            (lambda: Piece("linear", 5, to=Fraction(1)), "invalid piece end 5: expected a Time "
+             "or a Landmark"),
+            (lambda: Schedule(1, pieces=[1]), "invalid piece 1: build pieces with "
+             "Schedule.then_*"),
+            # Drops in order.
+            (lambda: Schedule.constant().then_drops(at=["4ba", "2ba"], gamma=Fraction(1, 2),
+                                                    until=END).resolve(TestErrors.p),
+             "pieces[0] (drops by 0.5 at 4ba, 2ba until end): the drop times must be in order"),
+            # A plan is needed.
+            (lambda: Schedule.warmup("4ba").resolve("plan"), "expected a Plan, such as "
+             "plan(config, calls, checkpoint), not 'plan'"),
+            # A learning rate is a number.
+            (lambda: Schedule.warmup("4ba").resolve(TestErrors.p).lr(5, "1"),
+             "invalid base learning rate '1': expected a number"),
+        ],
+    )  # fmt: skip
+    def test_value_errors(self, build: object, message: str) -> None:
+        """Landmarks, factors, pieces and arguments that cannot mean anything are refused."""
+        with pytest.raises(ScheduleError) as error:
+            build()  # type: ignore[operator]
+        assert str(error.value) == message
+
+    def test_failed_call(self) -> None:
+        """A call the plan could not plan has no start or stop to place a boundary on."""
+        stream, sized = Loader(samples=None, batch_size=1), Loader(samples=4, batch_size=1)
+        p = plan(RunConfig(), [FitCall(loader=stream, until="1ep", name="s"),
+                               FitCall(loader=sized, until="3ba", name="t")])  # fmt: skip
+        with pytest.raises(ScheduleError, match="call 's' could not be planned"):
+            Schedule.constant(until=Landmark.call_stop("s")).resolve(p)
+        assert Schedule.constant(until=Landmark.call_stop("t")).resolve(p).pieces[0].stop == 3
+
+    def test_exact_inputs(self) -> None:
+        """A decimal string or a Decimal is read exactly; one drop time needs no list."""
         assert Schedule.constant("0.1").initial == Fraction(1, 10)
+        assert Schedule.constant(Decimal("0.5")).initial == Fraction(1, 2)
+        drop = Schedule.constant().then_drops(at="4ba", gamma="0.5", until=END)
+        assert drop.resolve(self.p).factor(4) == Fraction(1, 2)
 
 
 class TestPieces:
@@ -387,6 +450,33 @@ class TestInterruptionInvariance:
                 assert again.factor(k) == curve.factor(k)
 
 
+class TestInvarianceAfterTakingUp:
+    """S7 with S5: a plan that took a checkpoint up under extend or weights, crashed anywhere
+    and re-run under continue, gives the same curve (with the same on_extend)."""
+
+    @given(
+        runs,
+        st.sampled_from(["extend", "weights"]),
+        st.sampled_from(["stretch", "rewarm"]),
+        st.data(),
+    )
+    def test_crash_chains(
+        self, scenario: object, mode: str, on_extend: str, data: st.DataObject
+    ) -> None:
+        """Every re-planned run of the taken-up script resolves to the same curve."""
+        config, calls = scenario.config, scenario.calls  # type: ignore[attr-defined]
+        before = plan(config, calls)
+        taken = before.checkpoint_at(data.draw(st.integers(0, before.total_steps)))
+        taking_up = plan(attrs.evolve(config, resume=mode), calls, taken)
+        schedule = data.draw(schedules(taking_up, on_extend))
+        curve = _resolve(schedule, taking_up, on_extend)
+        current = taking_up
+        for crash in data.draw(crash_schedules(total_steps=taking_up.total_steps)):
+            k = crash + taking_up.start.batch - current.start.batch
+            current = plan(config, calls, current.checkpoint_at(k))
+            assert schedule.resolve(current, on_extend=on_extend) == curve
+
+
 def _extended(first_until: int, more: int, crash: int) -> tuple[Plan, Plan]:
     """A 1-call run of ``first_until`` steps crashed at ``crash``, then taken up under extend
     for ``more`` steps more; and the uninterrupted run of the combined length."""
@@ -446,6 +536,17 @@ class TestResumeModes:
         extend, _ = _extended(20, 10, 12)
         with pytest.raises(ScheduleError, match="give it in ba, or pass on_extend='rewarm'"):
             Schedule.warmup("4sp").resolve(extend, on_extend="stretch")
+
+    def test_rewarm_needs_a_measurable_start(self) -> None:
+        """Rewarm measures times from where the script starts: epochs of a stream cannot be."""
+        stream = Loader(samples=None, batch_size=2, name="s")
+        first = plan(RunConfig(max_duration="5ba"), [FitCall(loader=stream)])
+        extend = plan(RunConfig(max_duration="10ba", resume="extend"), [FitCall(loader=stream)],
+                      first.checkpoint_at(5))  # fmt: skip
+        with pytest.raises(ScheduleError, match="cannot measure 1ep where this script starts"):
+            Schedule.warmup("1ep").resolve(extend, on_extend="rewarm")
+        halfway = Schedule.warmup("0.5dur").resolve(extend, on_extend="stretch")
+        assert halfway.pieces[0].stop == 5  # reached exactly where the script starts
 
     def test_weights_is_a_fresh_curve(self) -> None:
         """A weights resume starts a fresh clock and a fresh curve, with no choice to make."""

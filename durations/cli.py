@@ -19,12 +19,12 @@ import attrs
 from . import _render
 from .checkpoint import Checkpoint
 from .compare import TRAINERS, compare
-from .errors import DurationsError, TimeParseError
+from .errors import SHOWN_CHARS, DurationsError, TimeParseError, shown
 from .fit import DataPolicy, FitCall, ResumeMode
 from .loader import Loader
 from .planner import plan
 from .plans import Plan
-from .readers import ExternalState, read_checkpoint
+from .readers import ExternalState, read_checkpoint, read_text
 from .scenario import Scenario
 from .time import Time
 from .units import Unit
@@ -52,7 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InputError, DurationsError, OSError, UnicodeDecodeError) as error:
         message = str(error)
         if isinstance(error, OSError):
-            message = f"cannot read {error.filename}: {error.strerror}"
+            name = str(error.filename)
+            message = f"cannot read {shown(name) if len(name) > SHOWN_CHARS else name}: "
+            message += str(error.strerror)
         elif isinstance(error, UnicodeDecodeError):
             message = f"cannot read the file as UTF-8 text: {error.reason} at byte {error.start}"
         print(f"durations: error: {message}", file=sys.stderr)
@@ -196,7 +198,7 @@ def _positive(text: str) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
-    scenario = Scenario.from_toml(path.read_text(encoding="utf-8"), source=str(path))
+    scenario = Scenario.from_toml(read_text(path), source=str(path))
     config = scenario.config
     if args.mode is not None:
         config = attrs.evolve(config, resume=args.mode)
@@ -262,7 +264,7 @@ def _checkpoint(
         if Path(source).exists():
             return _read(Path(source), own_plan, notes)
         raise InputError(
-            f"--resume-from {source!r} is neither a time ({error.reason}) nor an existing path"
+            f"--resume-from {shown(source)} is neither a time ({error.reason}) nor an existing path"
         ) from None
     fresh_plan = own_plan()
     # Nba is "after N steps of this plan"; other units are found on the run clock (resolve).
@@ -298,7 +300,7 @@ def _read(path: Path, own_plan: Callable[[], Plan], notes: list[str]) -> Checkpo
 
 def _compare(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
-    scenario = Scenario.from_toml(path.read_text(encoding="utf-8"), source=str(path))
+    scenario = Scenario.from_toml(read_text(path), source=str(path))
     try:
         comparison = compare(scenario, crash_at=args.crash_at, trainers=args.trainer or TRAINERS)
     except ValueError as error:
@@ -337,7 +339,7 @@ def _inspect(args: argparse.Namespace) -> int:
         return 0
     version: object = "?"
     if Path(args.path).suffix == ".json":
-        version = json.loads(Path(args.path).read_text(encoding="utf-8")).get("format", "?")
+        version = json.loads(read_text(args.path)).get("format", "?")
     print(_render.checkpoint_text(found, args.path, version), end="")
     return 0
 

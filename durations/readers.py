@@ -7,8 +7,12 @@ has no ledger; it becomes a ``durations`` checkpoint once it is located in a scr
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import math
+import os
+import stat
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,11 @@ from .checkpoint import Checkpoint
 from .errors import CheckpointFormatError
 from .plans import Plan
 
-__all__ = ["ExternalState", "read_checkpoint"]
+__all__ = ["MAX_FILE_BYTES", "ExternalState", "read_checkpoint", "read_text"]
+
+#: The largest text file read (a scenario, a checkpoint JSON, a ``trainer_state.json``): 64 MiB,
+#: far past any real one. A larger file is refused before it is decoded.
+MAX_FILE_BYTES = 64 * 2**20
 
 
 @attrs.frozen(kw_only=True)
@@ -51,7 +59,8 @@ def read_checkpoint(path: str | Path) -> Checkpoint | ExternalState:
     Accepted: a ``durations`` checkpoint JSON file; a Hugging Face checkpoint directory
     (``checkpoint-N/``) or its ``trainer_state.json``; a Lightning ``.ckpt`` or Composer ``.pt``
     file (these need torch: ``durations.integrations.checkpoints`` loads them with
-    ``weights_only=True``). Raises ``OSError`` when the path cannot be read and
+    ``weights_only=True``). JSON is read with :func:`read_text`: a regular file of at most
+    :data:`MAX_FILE_BYTES`. Raises ``OSError`` when the path cannot be read and
     :class:`~durations.CheckpointFormatError` when its content is not a checkpoint.
     """
     path = Path(path)
@@ -103,12 +112,59 @@ def _read_torch(path: Path) -> Checkpoint | ExternalState:
     )
 
 
+def read_text(path: str | Path) -> str:
+    """The UTF-8 text of the regular file at ``path``, newlines translated as ``open`` does.
+
+    Only a regular file is read, and at most :data:`MAX_FILE_BYTES` of it: a FIFO, a device or
+    a socket (which could wait for a writer forever, or never end) is refused before anything
+    is read from it, and so is a directory. Each refusal is an ``OSError`` naming the path.
+    """
+    # O_NONBLOCK: opening a FIFO must not wait for a writer before it can be refused.
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise OSError(
+                errno.EINVAL,
+                f"{_kind(status.st_mode)}, not a regular file; expected a file",
+                str(path),
+            )
+        data = b""
+        if status.st_size <= MAX_FILE_BYTES:
+            with os.fdopen(descriptor, "rb", closefd=False) as file:
+                data = file.read(MAX_FILE_BYTES + 1)  # it may have grown since
+    finally:
+        os.close(descriptor)
+    if max(status.st_size, len(data)) > MAX_FILE_BYTES:
+        raise OSError(
+            errno.EFBIG,
+            f"larger than {MAX_FILE_BYTES:,} bytes (64 MiB), the most durations reads",
+            str(path),
+        )
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
+
+
+def _kind(mode: int) -> str:
+    kinds = [
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ]
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
 def _read_json(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise CheckpointFormatError("", f"{path} is not JSON: {error}") from None
+    except RecursionError:
+        raise CheckpointFormatError(
+            "", f"{path} nests JSON arrays or objects too deeply to be a checkpoint"
+        ) from None
 
 
 def _read_transformers(path: Path, data: Any = None) -> ExternalState:

@@ -66,6 +66,10 @@ class Scenario:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise ScenarioError(source, "", f"invalid TOML: {error}") from None
+        except RecursionError:
+            raise ScenarioError(
+                source, "", "invalid TOML: arrays or inline tables nested too deeply to read"
+            ) from None
         return _Parser(source).scenario(data)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -20,13 +21,16 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
 
-def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, cwd: Path = ROOT, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "durations", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
         check=False,
+        timeout=timeout,
     )
 
 
@@ -270,6 +274,109 @@ def test_bad_input(args: list[str], message: str) -> None:
     assert result.stderr.count("\n") == 1
 
 
+def _one_line_error(result: subprocess.CompletedProcess[str], message: str) -> None:
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("durations: error: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+NESTED = [
+    # (file name, content, arguments with FILE for its path, what the message must name)
+    ("deep.json", "[" * 100_000, ["inspect", "FILE"], "nests JSON arrays or objects too deeply"),
+    (
+        "deep.json",
+        '{"a":' * 100_000,
+        ["plan", "examples/two-phase.toml", "--resume-from", "FILE"],
+        "nests JSON arrays or objects too deeply",
+    ),
+    (
+        "trainer_state.json",
+        '{"global_step": 1, "log_history": ' + "[" * 100_000,
+        ["inspect", "FILE"],
+        "nests JSON arrays or objects too deeply",
+    ),
+    ("deep.toml", "x = " + "[" * 100_000, ["plan", "FILE"], "nested too deeply to read"),
+    ("deep.toml", "x = " + "{a = " * 100_000, ["compare", "FILE"], "nested too deeply to read"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "args", "message"), NESTED)
+def test_deeply_nested_input(
+    tmp_path: Path, name: str, content: str, args: list[str], message: str
+) -> None:
+    """JSON or TOML nested past Python's recursion limit is bad input: the one-line error and
+    exit 2, not a RecursionError traceback."""
+    path = tmp_path / name
+    path.write_text(content)
+    result = run(*[str(path) if arg == "FILE" else arg for arg in args])
+    _one_line_error(result, message)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plan", "FIFO"],
+        ["compare", "FIFO"],
+        ["inspect", "FIFO"],
+        ["plan", "examples/two-phase.toml", "--resume-from", "FIFO"],
+        ["plan", "NAMING_FIFO"],  # a scenario whose [resume] checkpoint is the FIFO
+    ],
+)
+def test_a_fifo_is_refused_at_once(tmp_path: Path, args: list[str]) -> None:
+    """A named pipe with no writer is refused without waiting for one (a read would block
+    forever): the one-line error naming what the path is, and exit 2."""
+    fifo = tmp_path / "checkpoint.json"
+    os.mkfifo(fifo)
+    naming = tmp_path / "resume.toml"
+    scenario = (EXAMPLES / "two-phase.toml").read_text()
+    naming.write_text(f'{scenario}\n[resume]\ncheckpoint = "{fifo.name}"\n')
+    paths = {"FIFO": str(fifo), "NAMING_FIFO": str(naming)}
+    result = run(*[paths.get(arg, arg) for arg in args], timeout=60)
+    _one_line_error(
+        result, f"cannot read {fifo}: a FIFO (named pipe), not a regular file; expected a file"
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_a_device_is_refused_at_once() -> None:
+    """A device that never ends is refused before anything is read from it."""
+    result = run("plan", "/dev/zero", timeout=60)
+    _one_line_error(
+        result, "cannot read /dev/zero: a character device, not a regular file; expected a file"
+    )
+
+
+def test_a_directory_is_not_a_scenario() -> None:
+    """A directory where a scenario file is expected says so."""
+    _one_line_error(
+        run("plan", "tests"), "cannot read tests: a directory, not a regular file; expected a file"
+    )
+
+
+def test_a_file_past_the_size_bound_is_refused(tmp_path: Path) -> None:
+    """A text file larger than the bound (64 MiB) is refused before it is read."""
+    from durations.readers import MAX_FILE_BYTES
+
+    big = tmp_path / "big.toml"
+    with big.open("wb") as file:
+        file.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written
+    _one_line_error(
+        run("plan", str(big)),
+        f"cannot read {big}: larger than 67,108,864 bytes (64 MiB), the most durations reads",
+    )
+    assert MAX_FILE_BYTES == 64 * 2**20
+
+
+def test_an_over_long_argument_is_shown_by_its_start() -> None:
+    """A --resume-from too long to be a time or a path is shown by its start and length."""
+    result = run("plan", "examples/two-phase.toml", "--resume-from", "a" * 100_000)
+    _one_line_error(result, "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'... (100,000 characters)")
+    assert len(result.stderr) < 200
+
+
 def test_error_diagnostic_exits_1() -> None:
     """A plan with an error diagnostic exits 1."""
     result = run("plan", "tests/golden/no-duration.toml")
@@ -318,7 +425,11 @@ def _shell_examples() -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize(("page", "command", "output"), _shell_examples())
 def test_docs_shell_examples(page: str, command: str, output: str) -> None:
-    """The commands shown in the docs print exactly what the docs show."""
+    """The commands shown in the docs print exactly what the docs show (an error shown is
+    what the command prints on standard error, with exit code 2)."""
     result = run(*command.split()[1:])
+    if output.startswith("durations: error: "):
+        assert (result.returncode, result.stdout, result.stderr) == (2, "", output)
+        return
     assert result.returncode == 0
     assert result.stdout == output

@@ -6,6 +6,7 @@ the comments name the rule. The cost grows with the number of fit calls, never w
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -76,7 +77,7 @@ def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | N
             "Checkpoint.from_dict(data) reads a serialized one"
         )
     names = [call.identity(i) for i, call in enumerate(calls)]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    duplicates = sorted(n for n, count in Counter(names).items() if count > 1)
     if duplicates:
         raise FitCallError(f"fit call names must be unique; repeated: {', '.join(duplicates)}")
 

@@ -387,7 +387,8 @@ class Schedule:
         a fraction of ``max_duration``; a landmark is the plan's end or a call's start or stop.
         On a plan from a checkpoint the steps already trained come from the ledger, so every
         re-run of the same script gives the same curve. A plan that goes on from a run taken up
-        under ``extend`` needs ``on_extend``: ``'stretch'`` or ``'rewarm'`` (rule S5).
+        under ``extend`` needs ``on_extend``: ``'stretch'`` or ``'rewarm'`` (rule S5); on any
+        other plan it changes nothing, so a script may always pass it.
 
         >>> from durations import FitCall, Loader, RunConfig, plan
         >>> script = [FitCall(loader=Loader(samples=100, batch_size=10))]
@@ -566,6 +567,7 @@ class ResolvedSchedule:
     the factor of the optimizer step that takes the run from ``k`` to ``k + 1`` steps: torch's
     ``LambdaLR`` convention, where step ``k + 1`` uses ``lr_lambda(k)``. It is a pure function
     of ``k``. ``start`` is the lifetime step where the curve starts, ``end`` the plan's end.
+    Plan step ``j`` of a plan from a checkpoint is lifetime step ``plan.start.batch + j``.
     """
 
     schedule: Schedule

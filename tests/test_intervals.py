@@ -26,7 +26,7 @@ from durations import (
 )
 from durations.testing import crash_schedules, scenarios
 
-runs = scenarios(units=("ba", "sp", "ep", "tok", "dur"))
+runs = scenarios(units=("ba", "sp", "ep", "tok", "dur"), max_world_size=3)
 
 
 @st.composite

@@ -31,7 +31,7 @@ from durations.schedules import Boundary, Piece
 from durations.testing import crash_schedules, scenarios
 
 UNITS = ("ba", "sp", "ep", "tok", "dur")
-runs = scenarios(units=UNITS)
+runs = scenarios(units=UNITS, max_world_size=3)
 
 
 def _place(time: Boundary, on: Plan, on_extend: str | None = None) -> int | None:
@@ -77,6 +77,7 @@ def schedules(draw: st.DrawFn, on: Plan, on_extend: str | None = None) -> Schedu
         schedule = Schedule.warmup(ends.pop(0), initial=draw(st.sampled_from([0, Fraction(1, 10)])))
     else:
         schedule = Schedule.constant(draw(factors))
+    previous: Boundary | None = None
     for until in ends:
         kind = draw(
             st.sampled_from(["constant", "jump", "linear", "cosine", "exp", "isqrt", "drops"])
@@ -86,8 +87,9 @@ def schedules(draw: st.DrawFn, on: Plan, on_extend: str | None = None) -> Schedu
         elif kind == "isqrt" and schedule.pieces:
             schedule = schedule.then_inverse_sqrt(until=until)
         elif kind == "drops":
+            at = [until] if previous is None else [previous, until]  # at its start and end
             schedule = schedule.then_drops(
-                at=[until], gamma=draw(st.fractions(0, 1, max_denominator=10)), until=until
+                at=at, gamma=draw(st.fractions(0, 1, max_denominator=10)), until=until
             )
         elif kind == "jump":
             schedule = schedule.then_constant(until=until, value=draw(factors))
@@ -97,6 +99,7 @@ def schedules(draw: st.DrawFn, on: Plan, on_extend: str | None = None) -> Schedu
             schedule = schedule.then_linear(to=draw(factors), until=until)
         else:
             schedule = schedule.then_constant(until=until)
+        previous = until
     return schedule
 
 
@@ -344,7 +347,9 @@ class TestPieces:
                 assert piece.start_value == level
             level = piece.stop_value
             if piece.start < piece.stop:
-                assert curve.factor(piece.start) == piece.start_value
+                dropped = sum(1 for d in piece.drops if d <= piece.start)  # drops at its start
+                gamma = piece.piece.gamma if dropped else 1
+                assert curve.factor(piece.start) == piece.start_value * gamma**dropped
 
     @given(resolved())
     def test_endpoints_exact(self, case: tuple[Plan, Schedule, ResolvedSchedule]) -> None:

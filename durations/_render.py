@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from ._grammar import format_number
 from .checkpoint import Checkpoint, LedgerEntry, _progress_to_dict
@@ -16,7 +19,19 @@ from .progress import Progress
 from .time import Time
 from .units import Unit
 
+_T = TypeVar("_T")
+
 TIMELINE_WIDTH = 60
+#: Text output fits a terminal: the timeline and table lines stay within this many characters.
+LINE_WIDTH = 100
+#: A table of more rows than this shows the first and last ``EDGE_ROWS`` and says how many are left
+#: out; ``--json`` lists them all.
+MAX_ROWS = 40
+EDGE_ROWS = 10
+#: More diagnostics than this are summarised: one line per code, with its count and first message.
+MAX_DIAGNOSTICS = 40
+#: The longest call or loader name shown whole in a table or timeline.
+MAX_NAME = 24
 
 
 def number(value: int | Fraction | None) -> str:
@@ -39,19 +54,67 @@ def plan_text(plan: Plan) -> str:
     ]
     if plan.checkpoint is not None:
         head.append(f"from: {_position(plan.start)}")
+    shown, left_out = _edges(plan.segments)
     rows = [
         ["call", "action", "loader", "start", "stop", "steps", "epochs", "samples", "tokens"],
-        *(_segment_row(s) for s in plan.segments),
+        *(_segment_row(s) for s in shown),
     ]
-    lines = [*head, "", *_table(rows, frozenset({3, 4, 5, 6, 7, 8})), ""]
+    table = _table(rows, frozenset({3, 4, 5, 6, 7, 8}))
+    lines = [*head, "", *_elide(table, left_out, "calls"), ""]
     lines.append(f"total: {number(plan.total_steps)} steps · ends at {_position(plan.stop)}")
     lines.append("")
     lines.extend(timeline(plan))
     if plan.diagnostics:
         lines.append("")
         lines.append("diagnostics:")
-        lines.extend(f"  {_diagnostic(d)}" for d in plan.diagnostics)
+        lines.extend(f"  {line}" for line in _diagnostics(plan.diagnostics))
     return "\n".join(lines) + "\n"
+
+
+def _edges(items: Sequence[_T]) -> tuple[list[_T], int]:
+    """The rows a table shows: all of them, or the first and last ``EDGE_ROWS`` when there are
+    more than ``MAX_ROWS``; and how many are left out."""
+    if len(items) <= MAX_ROWS:
+        return list(items), 0
+    return [*items[:EDGE_ROWS], *items[-EDGE_ROWS:]], len(items) - 2 * EDGE_ROWS
+
+
+def _elide(table: list[str], left_out: int, what: str) -> list[str]:
+    """``table`` (a header and the rows of ``_edges``) with a line in place of the rows left out."""
+    if not left_out:
+        return table
+    gap = f"... {number(left_out)} more {what} (--json lists every one) ..."
+    return [*table[: 1 + EDGE_ROWS], gap, *table[1 + EDGE_ROWS :]]
+
+
+def _diagnostics(diagnostics: Sequence[Diagnostic]) -> list[str]:
+    """One line per diagnostic; past ``MAX_DIAGNOSTICS``, one line per code (in order of first
+    appearance) with its count and its first message, so that no code is hidden."""
+    if len(diagnostics) <= MAX_DIAGNOSTICS:
+        return [_diagnostic(d) for d in diagnostics]
+    by_code: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        by_code.setdefault(d.code, []).append(d)
+    lines = [f"{number(len(diagnostics))} diagnostics, by code (--json lists every one):"]
+    for found in by_code.values():
+        first = found[0]
+        if len(found) == 1:
+            lines.append(_diagnostic(first))
+            continue
+        where = f" [{first.call}]" if first.call else ""
+        lines.append(
+            f"{first.severity.value:<7} {first.code} ({number(len(found))} times), "
+            f"the first{where}: {first.message}"
+        )
+    return lines
+
+
+def _clip(name: str) -> str:
+    """A name as a table shows it: whole, or its start and end when it is longer than
+    ``MAX_NAME`` (names of phases often differ at the end)."""
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[: MAX_NAME - 11]}...{name[-8:]}"
 
 
 def _segment_row(s: Segment) -> list[str]:
@@ -59,9 +122,9 @@ def _segment_row(s: Segment) -> list[str]:
     if s.stop_at_runtime:
         steps = f"<={steps}"
     return [
-        s.name,
+        _clip(s.name),
         s.action.value,
-        s.loader.name or "-",
+        _clip(s.loader.name or "-"),
         f"{number(s.start.batch)}ba",
         f"{number(s.stop.batch)}ba",
         steps,
@@ -112,13 +175,18 @@ def _table(rows: list[list[str]], numeric: frozenset[int] = frozenset()) -> list
     return lines
 
 
+#: Each call's name, and its parts: a character and how many steps it stands for.
+_Spans = list[tuple[str, list[tuple[str, int]]]]
+
+
 def timeline(plan: Plan) -> list[str]:
     """One line, one span per fit call, proportional to steps, with a legend.
 
     ``.`` trained before the checkpoint, ``>`` where training resumes, ``=`` steps to train,
     ``R`` steps that read replayed samples, ``x`` an epoch's samples skipped or abandoned.
     """
-    spans: list[tuple[str, list[tuple[str, int]]]] = []
+    spans: _Spans = []
+    first_active = _first_active(plan)
     for s in plan.segments:
         parts: list[tuple[str, int]] = []
         done = s.entry.start.batch if s.action is Action.SKIP else s.start.batch
@@ -130,11 +198,37 @@ def timeline(plan: Plan) -> list[str]:
             if gap is not None:
                 parts.append(("x", _steps_of(gap, s.loader)))
         replay = 0 if s.replayed is None else min(s.steps, _steps_of(s.replayed, s.loader))
-        if s.action is Action.RESUME or (plan.checkpoint is not None and s is _first_active(plan)):
+        if s.action is Action.RESUME or (plan.checkpoint is not None and s is first_active):
             parts.append((">", 0))
         parts.append(("R", replay))
         parts.append(("=", s.steps - replay))
         spans.append((s.name, parts))
+    per_call = _one_span_per_call(spans)
+    line, labels = per_call or _one_span(spans)
+    used = set(line)
+    meanings = [
+        (".", "done before the checkpoint"),
+        (">", "resume"),
+        ("=", "to train"),
+        ("R", "replays samples"),
+        ("x", "samples skipped"),
+    ]
+    legend = " · ".join(f"'{char}' {meaning}" for char, meaning in meanings if char in used)
+    lines = [f"timeline: {line}", f"          {labels}", f"          {legend}"]
+    if per_call is None:
+        lines.append(
+            f"          {number(len(spans))} calls in one span, proportional to steps "
+            f"(one each would not fit in {LINE_WIDTH} columns)"
+        )
+    return lines
+
+
+def _one_span_per_call(spans: _Spans) -> tuple[str, str] | None:
+    """The timeline with one span per call and its name under it, or ``None`` when that does
+    not fit in ``LINE_WIDTH`` or a name would run into the next."""
+    room = LINE_WIDTH - len("timeline: ")
+    if 2 * len(spans) + 1 > room:
+        return None
     weights = [w for _, parts in spans for _, w in parts]
     cells = _allocate(weights, TIMELINE_WIDTH)
     line, labels, k = "", "", 0
@@ -145,18 +239,35 @@ def timeline(plan: Plan) -> list[str]:
             width = cells[k]
             k += 1
             line += ">" if char == ">" else char * width
-        labels += " " * (start - len(labels)) + name
+        if labels and start <= len(labels):
+            return None
+        labels += " " * (start - len(labels)) + _clip(name)
     line += "|"
-    used = set(line)
-    meanings = [
-        (".", "done before the checkpoint"),
-        (">", "resume"),
-        ("=", "to train"),
-        ("R", "replays samples"),
-        ("x", "samples skipped"),
+    if max(len(line), len(labels)) > room:
+        return None
+    return line, labels
+
+
+def _one_span(spans: _Spans) -> tuple[str, str]:
+    """The timeline of many calls as one span of ``TIMELINE_WIDTH`` cells: each cell shows what
+    the step at its middle does, ``>`` is put where training resumes; the first and last
+    calls are named under its ends."""
+    parts = [part for _, span in spans for part in span]
+    total = sum(w for _, w in parts)
+    ends = list(itertools.accumulate(w for _, w in parts))  # the step each part ends at
+    # Cell i's middle is at step (2i + 1) * total / (2 * TIMELINE_WIDTH): compare it exactly.
+    scaled = [2 * TIMELINE_WIDTH * end for end in ends]
+    cells = [
+        parts[bisect.bisect_right(scaled, (2 * cell + 1) * total)][0]
+        for cell in range(TIMELINE_WIDTH if total else 0)
     ]
-    legend = " · ".join(f"'{char}' {meaning}" for char, meaning in meanings if char in used)
-    return [f"timeline: {line}", f"          {labels}", f"          {legend}"]
+    resume = next((i for i, (char, _) in enumerate(parts) if char == ">"), None)
+    if resume is not None:
+        at = ends[resume] * TIMELINE_WIDTH // total if total else 0
+        cells.insert(at, ">")
+    line = "|" + "".join(cells) + "|"
+    first, last = _clip(spans[0][0]), _clip(spans[-1][0])
+    return line, first + " " * max(1, len(line) - len(first) - len(last)) + last
 
 
 def _first_active(plan: Plan) -> Segment | None:
@@ -291,9 +402,11 @@ def checkpoint_text(checkpoint: Checkpoint, source: str, version: object) -> str
         lines.append("ledger: none (a checkpoint without a ledger is located in the script's plan)")
     else:
         lines.append(f"ledger: {len(checkpoint.ledger)} call(s)")
+        shown, left_out = _edges(checkpoint.ledger)
         rows = [["call", "state", "loader", "asked", "start", "target", "stop", "fingerprint"]]
-        rows.extend(_entry_row(e) for e in checkpoint.ledger)
-        lines.extend("  " + line for line in _table(rows, frozenset({4, 6})))
+        rows.extend(_entry_row(e) for e in shown)
+        table = _elide(_table(rows, frozenset({4, 6})), left_out, "calls")
+        lines.extend("  " + line for line in table)
     return "\n".join(lines) + "\n"
 
 
@@ -307,9 +420,9 @@ def _entry_row(e: LedgerEntry) -> list[str]:
     if e.reset_time:
         asked += ", reset_time"
     return [
-        e.name,
+        _clip(e.name),
         "finished" if e.finished else "started",
-        e.loader.name or "-",
+        _clip(e.loader.name or "-"),
         asked,
         f"{number(e.start.batch)}ba",
         str(e.target),
@@ -321,9 +434,17 @@ def _entry_row(e: LedgerEntry) -> list[str]:
 # -- comparisons -------------------------------------------------------------------------------
 
 
+#: The calls named at each end of the steps line of a comparison of many calls.
+_EDGE_CALLS = 3
+
+
 def compare_text(comparison: Comparison, source: str) -> str:
     plan = comparison.plan
-    per_call = " · ".join(f"{s.name} {number(s.steps)}" for s in plan.segments)
+    calls = [f"{_clip(s.name)} {number(s.steps)}" for s in plan.segments]
+    if len(calls) > 2 * _EDGE_CALLS:
+        left_out = f"... {number(len(calls) - 2 * _EDGE_CALLS)} more calls ..."
+        calls = [*calls[:_EDGE_CALLS], left_out, *calls[-_EDGE_CALLS:]]
+    per_call = " · ".join(calls)
     crash = (
         f", with a crash after step {number(comparison.crash_at)} and the same script run again"
         if comparison.crash_at is not None

@@ -377,6 +377,100 @@ def test_an_over_long_argument_is_shown_by_its_start() -> None:
     assert len(result.stderr) < 200
 
 
+def _many_calls(count: int, *, name: str = "") -> str:
+    """A scenario of ``count`` fit calls that take turns on two loaders, every seventh resetting
+    the clock; with ``name``, each call is named after it (``name`` then its index)."""
+    lines = [
+        "[loaders.a]",
+        "samples = 100",
+        "batch_size = 32",
+        "[loaders.b]",
+        "samples = 1000",
+        "batch_size = 10",
+    ]
+    for i in range(count):
+        lines += ["[[fit]]", f'loader = "{"ab"[i % 2]}"', f'duration = "{50 + i % 7}sp"']
+        lines += ["reset_time = true"] if i % 7 == 0 else []
+        lines += [f'name = "{name}{i}"'] if name else []
+    return "\n".join(lines) + "\n"
+
+
+def _check_widths(text: str) -> list[str]:
+    """Every line fits a terminal: at most LINE_WIDTH, or a diagnostic's one sentence."""
+    from durations._render import LINE_WIDTH
+
+    lines = text.splitlines()
+    for line in lines:
+        sentence = line.lstrip().startswith(("info", "warning", "error"))
+        assert len(line) <= (200 if sentence else LINE_WIDTH), line
+    return lines
+
+
+def test_text_output_of_many_calls_fits_a_terminal(tmp_path: Path) -> None:
+    """The plan of 20,000 calls shows the first and last ten in its table, one timeline span of
+    bounded width, and its diagnostics by code, and says so; every line fits a terminal."""
+    path = tmp_path / "many.toml"
+    path.write_text(_many_calls(20_000))
+    result = run("plan", str(path))
+    assert result.returncode == 0
+    lines = _check_widths(result.stdout)
+    assert len(lines) < 60
+    assert "... 19,980 more calls (--json lists every one) ..." in lines
+    assert [line.split()[0] for line in lines if line.startswith("#")] == [
+        f"#{i}" for i in [*range(10), *range(19_990, 20_000)]
+    ]
+    assert (
+        "          20,000 calls in one span, proportional to steps "
+        "(one each would not fit in 100 columns)"
+    ) in lines
+    timeline = next(line for line in lines if line.startswith("timeline: "))
+    assert len(timeline) == len("timeline: |") + 60 + len("|")
+    assert "  41,428 diagnostics, by code (--json lists every one):" in lines
+    by_code = [line.split()[1] for line in lines[lines.index("diagnostics:") + 2 :]]
+    assert by_code == ["clock-reset", "target-rounded", "epoch-abandoned"]
+
+
+def test_inspect_of_a_long_ledger_fits_a_terminal(tmp_path: Path) -> None:
+    """A checkpoint of 10,000 started calls shows the first and last ten of its ledger."""
+    scenario = Scenario.from_toml(_many_calls(10_000))
+    full = plan(scenario.config, scenario.calls)
+    path = tmp_path / "checkpoint.json"
+    path.write_text(json.dumps(full.checkpoint_at(full.total_steps).to_dict()))
+    result = run("inspect", path.name, cwd=tmp_path)
+    assert result.returncode == 0
+    lines = _check_widths(result.stdout)
+    assert "  ... 9,980 more calls (--json lists every one) ..." in lines
+    assert len(lines) < 30
+
+
+def test_long_names_are_shown_by_their_start(tmp_path: Path) -> None:
+    """Names too long for a table cell are cut, and a timeline whose labels would not fit is
+    drawn as one span: a few calls with long names still fit a terminal."""
+    path = tmp_path / "named.toml"
+    path.write_text(_many_calls(3, name="pretraining-on-the-whole-corpus-phase-"))
+    result = run("plan", str(path))
+    lines = _check_widths(result.stdout.partition("diagnostics:")[0])  # they quote the names
+    names = [line.split()[0] for line in lines if line.startswith("pretraining")]
+    assert names == [f"pretraining-o...-phase-{i}" for i in range(3)]
+    assert "3 calls in one span, proportional to steps" in result.stdout
+
+
+def test_compare_names_the_first_and_last_calls_of_many() -> None:
+    """The steps line of a comparison of many calls names the first and last three."""
+    from durations._render import compare_text
+    from durations.compare import Comparison
+
+    scenario = Scenario.from_toml(_many_calls(50))
+    comparison = Comparison(
+        scenario=scenario, plan=plan(scenario.config, scenario.calls), crash_at=None, trainers=()
+    )
+    lines = _check_widths(compare_text(comparison, "many.toml"))
+    assert lines[1] == (
+        "durations plans 196 steps "
+        "(#0 2 · #1 6 · #2 2 · ... 44 more calls ... · #47 6 · #48 2 · #49 5)"
+    )
+
+
 def test_error_diagnostic_exits_1() -> None:
     """A plan with an error diagnostic exits 1."""
     result = run("plan", "tests/golden/no-duration.toml")

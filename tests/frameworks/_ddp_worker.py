@@ -108,6 +108,7 @@ def run_transformers(spec: dict[str, Any], lines: Lines) -> None:
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             lines.write(step={"epoch": round(state.epoch, 6), "global_step": state.global_step})
+            time.sleep(spec.get("step_sleep", 0))
 
         def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             hold_at = spec.get("hold_at")
@@ -203,6 +204,9 @@ def run_lightning(spec: dict[str, Any], lines: Lines) -> None:
                     "batch_progress": _progress(trainer.fit_loop.epoch_loop.batch_progress),
                 }
             )
+
+        def on_train_batch_end(self, trainer: pl.Trainer, *_: Any) -> None:
+            time.sleep(spec.get("step_sleep", 0))
 
         def on_train_batch_start(self, trainer: pl.Trainer, *_: Any) -> None:
             hold_at = spec.get("hold_at")

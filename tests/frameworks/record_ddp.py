@@ -16,7 +16,9 @@ in its own process group. One job runs at a time.
 
 The uncrashed runs of one framework and world size share a job (each with a new trainer and
 model). A crash scenario is one job of its own: it checkpoints every step, every rank holds after
-checkpoint ``k`` is saved, and once all ranks hold the whole process group gets SIGKILL. Each
+checkpoint ``k`` is saved, and once all ranks hold, SIGKILL goes to the launcher's process group
+and to each worker's (torchrun puts every worker in a session of its own; see
+:func:`kill_job`). Each
 resume (at the same or another world size) is again a job of its own, in the killed job's output
 directory restored to what the kill left, so the resumes do not see each other's checkpoints.
 
@@ -27,6 +29,7 @@ Every run is checked against the rules of FINDINGS.md ("Multi-process (DDP) runs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -179,7 +182,23 @@ def _crashes(framework: str) -> list[dict[str, Any]]:
         )
     for crash in out:
         crash["id"] = _rid(framework, crash["world"], crash["spec"]) + f"_crash{crash['hold_at']}"
+    # No hold: each step sleeps 0.5 s; SIGKILL only the launcher's process group once checkpoint 4
+    # is on disk, and watch what the workers do.
+    orphan = {
+        "world": 2,
+        "kill_launcher_only_at": 4,
+        "spec": {**big, "step_sleep": 0.5},
+        "about": "SIGKILL to the launcher's process group only, once checkpoint 4 is on disk",
+    }
+    orphan["id"] = _rid(framework, 2, big) + "_killlauncher4"
+    out.append(orphan)
     return out
+
+
+def _checkpoint_on_disk(framework: str, output_dir: Path, step: int) -> bool:
+    if framework == "transformers":
+        return (output_dir / f"checkpoint-{step}" / "trainer_state.json").exists()
+    return (output_dir / f"step={step}.ckpt").exists()
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,8 +224,76 @@ def _hold_lines(record_dir: Path, world: int) -> dict[int, int]:
     return held
 
 
+def _descendants(root: int) -> list[int]:
+    """Every live process below ``root``, from the parent ids in ``/proc/<pid>/stat``."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2 :].split()[0] != "Z"
+
+
+def kill_job(launcher: int) -> dict[str, Any]:
+    """SIGKILL the launcher's process group and the process group of every worker below it.
+
+    torchrun starts every worker in a session of its own (torch/distributed/elastic/
+    multiprocessing/subprocess_handler/subprocess_handler.py, ``start_new_session=True``), so
+    killing the launcher's group alone leaves the workers running, orphaned.
+    """
+    launcher_group = os.getpgid(launcher)
+    workers = _descendants(launcher)
+    groups = {launcher_group}
+    for pid in workers:
+        with contextlib.suppress(ProcessLookupError):
+            groups.add(os.getpgid(pid))
+    for group in sorted(groups):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return {
+        "process_groups_killed": len(groups),
+        "processes_below_launcher": len(workers),
+        "workers_in_own_process_groups": any(g != launcher_group for g in groups),
+        "survivors": [pid for pid in workers if _alive(pid)],
+    }
+
+
+def _count_steps(record_dir: Path, world: int) -> list[int]:
+    out = []
+    for rank in range(world):
+        path = record_dir / f"rank{rank}.jsonl"
+        text = path.read_text() if path.exists() else ""
+        out.append(sum(1 for line in text.splitlines() if line.startswith('{"step"')))
+    return out
+
+
 def launch(
-    framework: str, world: int, runs: list[Spec], workdir: Path, hold_at: int | None = None
+    framework: str,
+    world: int,
+    runs: list[Spec],
+    workdir: Path,
+    hold_at: int | None = None,
+    kill_launcher_only_at: int | None = None,
 ) -> dict[str, Any]:
     """Run one torchrun job; with ``hold_at``, SIGKILL its process group once every rank holds."""
     workdir.mkdir(parents=True, exist_ok=True)
@@ -242,19 +329,50 @@ def launch(
                 p.name for p in Path(runs[0]["output_dir"]).glob("*") if p.name[0] != "."
             )
             if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
                 killed = {
                     "signal": "SIGKILL",
-                    "whole_process_group": True,
                     "after_step": hold_at,
                     "ranks_holding": held,
                     "seconds_after_start": round(time.perf_counter() - start, 2),
                     "output_dir_at_kill": on_disk,
+                    **kill_job(process.pid),
                 }
+        if kill_launcher_only_at is not None:
+            output_dir = Path(runs[0]["output_dir"])
+            record_dir = Path(runs[0]["record_dir"])
+            deadline = time.monotonic() + HOLD_TIMEOUT
+            while process.poll() is None and time.monotonic() < deadline:
+                if _checkpoint_on_disk(framework, output_dir, kill_launcher_only_at):
+                    break
+                time.sleep(0.02)
+            workers = _descendants(process.pid)
+            steps_at_kill = _count_steps(record_dir, world)
+            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
+            process.wait()
+            alive_after = [pid for pid in workers if _alive(pid)]
+            deadline = time.monotonic() + 120
+            while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            survivors = [pid for pid in workers if _alive(pid)]
+            for pid in survivors:  # only the workers of this job, by id
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            killed = {
+                "signal": "SIGKILL",
+                "launcher_process_group_only": True,
+                "at_checkpoint": kill_launcher_only_at,
+                "after_step": None,
+                "steps_recorded_at_kill": steps_at_kill,
+                "workers": len(workers),
+                "workers_alive_right_after_kill": len(alive_after),
+                "workers_alive_after_120s": len(survivors),
+                "seconds_after_start": round(time.perf_counter() - start, 2),
+                "output_dir_after": sorted(p.name for p in output_dir.glob("*")),
+            }
         try:
             returncode = process.wait(timeout=JOB_TIMEOUT)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            kill_job(process.pid)
             returncode = process.wait()
     result: dict[str, Any] = {
         "returncode": returncode,
@@ -548,8 +666,10 @@ def check(framework: str, run: dict[str, Any], spec: Spec) -> dict[str, Any]:
     world = run["world_size"]
     predicted = predict(framework, world, spec, run.get("checkpoint_loaded"))
     steps = predicted["steps"]
-    if run.get("killed"):
+    if run.get("killed") and run["killed"].get("after_step") is not None:
         steps = steps[: run["killed"]["after_step"]]
+    elif run.get("killed"):  # only the launcher was killed: the recorded steps are a prefix
+        steps = steps[: max(len(rank["batches"]) for rank in run["ranks"])]
     mismatches = []
     for r, rank in enumerate(run["ranks"]):
         got = rank["batches"]
@@ -638,6 +758,9 @@ def record(frameworks: list[str], only: list[str], tmp: Path) -> dict[str, Any]:
         for crash in _crashes(framework):
             if not wanted(crash["id"]):
                 continue
+            if "kill_launcher_only_at" in crash:
+                observations[crash["id"]] = _orphan_scenario(framework, crash, tmp, jobs)
+                continue
             workdir = tmp / crash["id"].replace("/", "-")
             spec = crash["spec"]
             base = {**spec, "save": True}
@@ -719,6 +842,50 @@ def record(frameworks: list[str], only: list[str], tmp: Path) -> dict[str, Any]:
                 "runs": runs_out,
             }
     return {"observations": observations, "jobs": jobs}
+
+
+def _orphan_scenario(
+    framework: str, crash: dict[str, Any], tmp: Path, jobs: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Kill only the launcher's process group and record what the workers do afterwards."""
+    workdir = tmp / crash["id"].replace("/", "-")
+    spec = crash["spec"]
+    run = {
+        **spec,
+        "save": True,
+        "output_dir": str(workdir / "out"),
+        "record_dir": str(workdir / "rec"),
+    }
+    print(f"{crash['id']}: W={crash['world']}, launcher group killed at checkpoint", flush=True)
+    result = launch(
+        framework,
+        crash["world"],
+        [run],
+        workdir,
+        kill_launcher_only_at=crash["kill_launcher_only_at"],
+    )
+    jobs.append(
+        {
+            "framework": framework,
+            "world": crash["world"],
+            "runs": [crash["id"]],
+            **{k: v for k, v in result.items() if k != "killed"},
+        }
+    )
+    observed = {
+        "role": "kill_launcher_only",
+        "world_size": crash["world"],
+        "killed": result["killed"],
+        "ranks": read_run(Path(run["record_dir"]), crash["world"]),
+    }
+    observed["check"] = check(framework, observed, spec)
+    _print_run(crash["id"], observed)
+    return {
+        "framework": framework,
+        "about": crash["about"],
+        "spec": _public(spec),
+        "runs": [observed],
+    }
 
 
 def _print_run(rid: str, run: dict[str, Any]) -> None:

@@ -139,7 +139,9 @@ class Events:
     """The lifetime steps at which an interval's events are due on a plan: steps ``k`` with
     ``start < k <= end`` (an event at ``k`` is due after ``k`` optimizer steps).
 
-    Queries cost O(calls), never O(steps); ``steps()`` costs that per event.
+    Queries cost O(calls), never O(steps); ``steps()`` costs that per event. On a plan from a
+    checkpoint the steps already trained keep their events; ``steps(after=plan.start.batch)``
+    gives the ones still to come.
     """
 
     interval: Every | At | AtCallEnds

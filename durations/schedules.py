@@ -342,9 +342,10 @@ class Schedule:
         """Decay geometrically (a constant ratio per step) to ``to`` > 0, reached at ``until``."""
         target = _factor(to, "exponential target")
         if target == 0 or self._ends_at_zero():
+            where = "to 0" if target == 0 else "from 0 (the factor where it starts)"
             raise ScheduleError(
-                f"invalid exponential piece to {format_number(target)}: a geometric curve "
-                "runs between two factors > 0; use then_linear or then_cosine to reach 0"
+                f"invalid exponential piece {where}: a geometric curve runs between two "
+                "factors > 0; use then_linear or then_cosine to reach 0 or leave it"
             )
         return self._then(Piece("exponential", _boundary(until, "exponential end"), to=target))
 

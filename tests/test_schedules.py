@@ -254,7 +254,12 @@ class TestErrors:
             # Exponential decay never reaches 0.
             (lambda: Schedule.constant().then_exponential(to=0, until=END),
              "invalid exponential piece to 0: a geometric curve runs between two factors > 0; "
-             "use then_linear or then_cosine to reach 0"),
+             "use then_linear or then_cosine to reach 0 or leave it"),
+            # ... nor leaves it.
+            (lambda: Schedule.constant(0).then_exponential(to=1, until=END),
+             "invalid exponential piece from 0 (the factor where it starts): a "
+             "geometric curve runs between two factors > 0; use then_linear or then_cosine to "
+             "reach 0 or leave it"),
             # Not a boundary.
             (lambda: Schedule.warmup(10), "invalid warmup end 10: expected a Time, a time string "
              "such as '2000ba' or '0.1dur', or a Landmark such as END"),

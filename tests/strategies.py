@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from durations import FitCall, Loader, Progress, RunConfig, Time, Unit
 from durations.errors import GeometryError
-from durations.testing import _amounts as public_amounts, scenarios
+from durations.testing import _amounts as public_amounts, _sharded, scenarios
 
 from . import simulate
 
@@ -52,30 +52,9 @@ def sharded_loaders(
     draw: st.DrawFn, *, samples: int | None, tokens_per_sample: int | None = None
 ) -> Loader:
     """A data-parallel loader of ``samples``: 1-4 ranks, micro-batches of 1-4, accumulation
-    1-3, every padding, ``drop_last`` either way; a geometry whose epoch would train nothing
-    (which ``Loader`` refuses) falls back to repeat padding without ``drop_last``."""
-    world, micro = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-    accumulation = draw(st.integers(1, 3))
-    padding = draw(st.sampled_from(["repeat", "drop", "cycle"]))
-    drop_last = draw(st.booleans())
-    try:
-        return Loader.sharded(
-            samples=samples,
-            world_size=world,
-            device_batch_size=micro,
-            accumulation=accumulation,
-            padding=padding,
-            drop_last=drop_last,
-            tokens_per_sample=tokens_per_sample,
-        )
-    except GeometryError:
-        return Loader.sharded(
-            samples=samples,
-            world_size=world,
-            device_batch_size=micro,
-            accumulation=accumulation,
-            tokens_per_sample=tokens_per_sample,
-        )
+    1-3, every padding, ``drop_last`` either way (``durations.testing``'s own drawing)."""
+    micro = draw(st.integers(1, 4))
+    return _sharded(draw, samples, micro, tokens_per_sample, None, 4)
 
 
 @st.composite

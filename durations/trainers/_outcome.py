@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Generic, TypeVar
 
 import attrs
@@ -12,18 +12,55 @@ __all__ = ["CallOutcome", "Dataset", "TrainerError", "Translation", "Unsupported
 _Call = TypeVar("_Call")
 
 
+def _orders(value: Iterable[Iterable[int]]) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(order) for order in value)
+
+
 @attrs.frozen(kw_only=True)
 class Dataset:
     """A map-style data set of ``samples`` items whose ids are ``offset .. offset + samples - 1``,
     read in order (the profiles model unshuffled reads; a shuffled read visits the same
-    positions of a permutation)."""
+    positions of a permutation).
+
+    ``orders`` is what a seeded shuffling sampler draws: epoch ``e`` reads the data in the order
+    ``orders[e]`` (a permutation of ``0 .. samples - 1``; torch's ``randperm(samples)`` seeded
+    ``seed + e``, which both Hugging Face and Lightning use under DDP). Without it a shuffled
+    read reports the positions it reads, as an unshuffled one does.
+    """
 
     samples: int
     offset: int = 0
+    orders: tuple[tuple[int, ...], ...] = attrs.field(default=(), converter=_orders)
+
+    def __attrs_post_init__(self) -> None:
+        for epoch, order in enumerate(self.orders):
+            if sorted(order) != list(range(self.samples)):
+                raise ValueError(
+                    f"orders[{epoch}] must be a permutation of 0..{self.samples - 1}, got "
+                    f"{len(order)} values"
+                )
 
     def ids(self, start: int, stop: int) -> tuple[int, ...]:
         """The ids at positions ``[start, stop)`` of an epoch."""
         return tuple(range(self.offset + start, self.offset + stop))
+
+    def read(self, positions: range, *, epoch: int, shuffled: bool) -> tuple[int, ...]:
+        """The ids that ``positions`` of epoch ``epoch``'s sequence read: a data-parallel
+        sampler's positions past the data's end read its start again, and a ``shuffled`` read
+        goes through ``orders[epoch]`` when there are orders.
+
+        >>> Dataset(samples=3, orders=[(2, 0, 1)]).read(range(2, 5), epoch=0, shuffled=True)
+        (1, 2, 0)
+        """
+        places = [position % self.samples for position in positions]
+        if shuffled and self.orders:
+            if epoch >= len(self.orders):
+                raise ValueError(
+                    f"a shuffled read of epoch {epoch} needs orders[{epoch}]; the Dataset has "
+                    f"orders for {len(self.orders)} epochs"
+                )
+            places = [self.orders[epoch][place] for place in places]
+        return tuple(self.offset + place for place in places)
 
 
 @attrs.frozen(kw_only=True)

@@ -25,10 +25,19 @@ What is modelled, and how:
   stateful one restored from a checkpoint continues at the saved *sample* position, whatever the
   new batch size. Lightning counts the epoch in batches (``batch_progress``), the loader in
   samples; the emulation keeps both, so it reproduces where they disagree.
+- **Data parallelism.** ``strategy="ddp"`` on ``world_size`` processes: Lightning replaces the
+  loader's sampler by a ``DistributedSampler`` that always shuffles (seed ``PL_GLOBAL_SEED +
+  epoch``, through the :class:`Dataset`'s ``orders``), or keeps the user's own
+  ``DistributedSampler(shuffle=False)`` under ``use_distributed_sampler=False``. Either pads
+  the epoch to a multiple of ``world_size`` samples by reading its start again and deals it to
+  the ranks sample by sample. A step's ids in :class:`CallOutcome` are the union over the
+  ranks, in the order of the padded sequence: rank ``r``'s ids are every ``world_size``-th id
+  from the ``r``-th. Every rank runs the same loops on batches of the same count, so the
+  counters are every rank's.
 - **Not modelled:** validation, early stopping and ``min_epochs``/``min_steps``, ``max_time``,
-  iterable data sets, several loaders, several devices, ``reload_dataloaders_every_n_epochs``,
-  ``fast_dev_run``/``overfit_batches``, and shuffling (a shuffled loader reads the same positions
-  of a permutation).
+  iterable data sets, several loaders, a ``StatefulDataLoader`` under DDP,
+  ``reload_dataloaders_every_n_epochs``, ``fast_dev_run``/``overfit_batches``, and shuffling on
+  one process without DDP (a shuffled loader reads the same positions of a permutation).
 
 :data:`RULES` lists every rule the emulation applies, each with the Lightning source it follows;
 the profile is checked against real runs in ``tests/frameworks/test_profile_lightning.py``.
@@ -55,6 +64,7 @@ VERSION = "2.6.6"
 """The ``pytorch_lightning`` version this profile was written from and checked against."""
 
 LoaderKind = Literal["plain", "stateful"]
+Strategy = Literal["auto", "ddp"]
 
 _PL = "pytorch_lightning"
 
@@ -194,6 +204,31 @@ RULES: tuple[tuple[str, str], ...] = (
         "`limit_train_batches` changes the limits without validation or messages.",
         f"{_PL}/trainer/connectors/data_connector.py:136 (attach_data)",
     ),
+    (
+        "Under strategy='ddp' (on any number of devices, one included) the training loader's "
+        "sampler is replaced by a DistributedSampler(num_replicas=world_size, rank, seed="
+        "PL_GLOBAL_SEED) that shuffles whatever the DataLoader says, because a training "
+        "loader counts as shuffled; use_distributed_sampler=False keeps the user's sampler.",
+        f"{_PL}/trainer/connectors/data_connector.py:230 (_get_distributed_sampler), "
+        f"{_PL}/trainer/connectors/data_connector.py:489 (_process_dataloader)",
+    ),
+    (
+        "The DistributedSampler reads randperm(samples) seeded seed + epoch (or 0..samples-1 "
+        "unshuffled) padded from its start to ceil(samples / world_size) * world_size "
+        "positions, and rank r takes every world_size-th position from r; each epoch gets "
+        "epoch_progress.current.processed as its sampler epoch.",
+        f"{_PL}/loops/fit_loop.py:445 (_FitLoop.on_advance_start), "
+        "torch/utils/data/distributed.py:108 (DistributedSampler.__iter__)",
+    ),
+    (
+        "Each rank's DataLoader batches its ceil(samples / world_size) positions by batch_size, "
+        "so it has ceil or, with drop_last, floor of that over batch_size batches, the same on "
+        "every rank: num_training_batches and every counter are computed at the current "
+        "world size, also after a resume on another one.",
+        f"{_PL}/trainer/connectors/data_connector.py:449 (_parse_num_batches), "
+        "torch/utils/data/distributed.py:102 (DistributedSampler.__init__), "
+        "torch/utils/data/sampler.py:346 (BatchSampler.__len__)",
+    ),
 )
 
 
@@ -257,8 +292,13 @@ class Call:
     ``resume_latest`` passes the newest checkpoint written by earlier calls as ``ckpt_path``
     (none yet: nothing is restored). ``save_at_end`` calls ``trainer.save_checkpoint`` after a
     ``fit`` that returned. ``loader`` is a torch ``DataLoader`` (``"plain"``) or a torchdata
-    ``StatefulDataLoader`` (``"stateful"``) over ``data`` with ``batch_size``, built anew for
-    every call.
+    ``StatefulDataLoader`` (``"stateful"``) over ``data`` with ``batch_size`` and ``drop_last``,
+    built anew for every call.
+
+    ``strategy="ddp"`` runs the Trainer on ``world_size`` processes (``Trainer(strategy="ddp",
+    devices=world_size)``, one node); a resume may build it on another number. With
+    ``use_distributed_sampler=False`` the loader brings its own ``DistributedSampler(
+    shuffle=False)``, which Lightning keeps.
     """
 
     data: Dataset
@@ -270,6 +310,12 @@ class Call:
     loader: LoaderKind = attrs.field(
         default="plain", validator=attrs.validators.in_(("plain", "stateful"))
     )
+    drop_last: bool = False
+    strategy: Strategy = attrs.field(
+        default="auto", validator=attrs.validators.in_(("auto", "ddp"))
+    )
+    world_size: int = attrs.field(default=1, validator=_check_positive)
+    use_distributed_sampler: bool = True
     fresh: bool = True
     resume_latest: bool = False
     save_every: int | None = attrs.field(default=None, validator=_check_optional_int)
@@ -285,6 +331,9 @@ class Call:
             "max_steps": (self.max_steps, -1),
             "limit_train_batches": (self.limit_train_batches, None),
             "accumulate_grad_batches": (self.accumulate_grad_batches, 1),
+            "strategy": (self.strategy, "auto"),
+            "world_size": (self.world_size, 1),
+            "use_distributed_sampler": (self.use_distributed_sampler, True),
             "save_every": (self.save_every, None),
             "crash_at": (self.crash_at, None),
         }
@@ -293,6 +342,15 @@ class Call:
             "set_max_steps": self.set_max_steps,
             "set_limit_train_batches": self.set_limit_train_batches,
         }
+        if self.world_size > 1 and self.strategy != "ddp":
+            raise ValueError(
+                f"world_size={self.world_size} runs on several processes: pass strategy='ddp'"
+            )
+        if self.strategy == "ddp" and self.loader == "stateful":
+            raise ValueError(
+                "a StatefulDataLoader under strategy='ddp' is not modelled (no run was recorded); "
+                "use loader='plain'"
+            )
         if not self.fresh:
             given = [name for name, (value, default) in constructor.items() if value != default]
             if given:
@@ -394,15 +452,17 @@ class _LoaderState:
 
 @attrs.define
 class _Iterator:
-    """A loader iterator over positions ``position ..`` of the data set."""
+    """A loader iterator over positions ``position ..`` of one rank's share of the data set."""
 
     samples: int
     batch_size: int
+    drop_last: bool = False
     position: int = 0
     finished: bool = False
 
     def next(self) -> tuple[int, int]:
-        if self.position >= self.samples:
+        left = self.samples - self.position
+        if left <= 0 or (self.drop_last and left < self.batch_size):
             self.finished = True
             raise _ExhaustedError
         start = self.position
@@ -412,11 +472,15 @@ class _Iterator:
 
 @attrs.define
 class _Loader:
-    """A ``DataLoader`` or ``StatefulDataLoader`` built for one call."""
+    """A ``DataLoader`` or ``StatefulDataLoader`` built for one call, as every rank has it:
+    each of ``world_size`` ranks reads ``per_rank`` positions (one process: all of them)."""
 
     kind: LoaderKind
     data: Dataset
     batch_size: int
+    drop_last: bool = False
+    world_size: int = 1
+    shuffled: bool = False
     pending: _LoaderState | None = None
     iterator: _Iterator | None = None
 
@@ -424,13 +488,26 @@ class _Loader:
     def class_name(self) -> str:
         return "StatefulDataLoader" if self.kind == "stateful" else "DataLoader"
 
+    @property
+    def per_rank(self) -> int:
+        """``DistributedSampler.num_samples``: the epoch padded to a multiple of the ranks."""
+        return -(-self.data.samples // self.world_size)
+
     def __len__(self) -> int:
-        return -(-self.data.samples // self.batch_size)
+        if self.drop_last:
+            return self.per_rank // self.batch_size
+        return -(-self.per_rank // self.batch_size)
+
+    def ids(self, start: int, stop: int, epoch: int) -> tuple[int, ...]:
+        """The ids every rank reads at its positions ``[start, stop)`` of sampler epoch
+        ``epoch``: rank r's position i is the padded sequence's ``i * world_size + r``."""
+        read = range(start * self.world_size, stop * self.world_size)
+        return self.data.read(read, epoch=epoch, shuffled=self.shuffled)
 
     def fresh_iterator(self, state: _LoaderState | None = None) -> _Iterator:
-        iterator = _Iterator(self.data.samples, self.batch_size)
+        iterator = _Iterator(self.per_rank, self.batch_size, self.drop_last)
         if state is not None:
-            iterator.position = min(state.position, self.data.samples)
+            iterator.position = min(state.position, self.per_rank)
             iterator.finished = state.finished
         return iterator
 
@@ -546,6 +623,9 @@ class _Trainer:
     accumulate_grad_batches: int
     save_every: int | None
     crash_at: int | None
+    strategy: Strategy = "auto"
+    world_size: int = 1
+    use_distributed_sampler: bool = True
     last_saved_step: int = 0
     epoch_progress: _Progress = attrs.field(factory=_Progress)
     batch_progress: _Progress = attrs.field(factory=_Progress)
@@ -581,6 +661,9 @@ class _Trainer:
             accumulate_grad_batches=call.accumulate_grad_batches,
             save_every=call.save_every,
             crash_at=call.crash_at,
+            strategy=call.strategy,
+            world_size=call.world_size,
+            use_distributed_sampler=call.use_distributed_sampler,
         )
 
     @property
@@ -838,7 +921,8 @@ class _Fit:
         if t.crash_at is not None and t.global_step >= t.crash_at:  # on_train_batch_start
             raise _CrashError
         progress.increment_started()
-        self.pending.extend(self.loader.data.ids(start, stop))  # training_step
+        epoch = t.epoch_progress.current.processed  # the sampler's set_epoch
+        self.pending.extend(self.loader.ids(start, stop, epoch))  # training_step
         accumulation_done = progress.current.ready % t.accumulate_grad_batches == 0
         if accumulation_done or self.num_ready_batches_reached():  # optimizer.step()
             t.global_step += 1
@@ -893,7 +977,14 @@ def simulate(calls: Sequence[Call]) -> tuple[CallOutcome, ...]:
             if call.set_limit_train_batches is not None:
                 trainer.limit_train_batches = call.set_limit_train_batches
         checkpoint = checkpoints[-1] if call.resume_latest and checkpoints else None
-        loader = _Loader(kind=call.loader, data=call.data, batch_size=call.batch_size)
+        loader = _Loader(
+            kind=call.loader,
+            data=call.data,
+            batch_size=call.batch_size,
+            drop_last=call.drop_last,
+            world_size=trainer.world_size,
+            shuffled=trainer.strategy == "ddp" and trainer.use_distributed_sampler,
+        )
         trainer.loader = None  # attach_data: the fit loop's combined loader is replaced
         fit = _Fit(trainer=trainer, loader=loader, checkpoints=checkpoints, messages=messages)
         error: TrainerError | None = None

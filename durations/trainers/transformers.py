@@ -28,9 +28,19 @@ What the emulation captures, in short (the full list, with sources, is :data:`RU
 
 Each call is treated as its own process for ``logger.warning_once`` (the recording harness
 clears that cache before every call), and log lines are reported with surrounding whitespace
-stripped, as the harness records them. Only one process (``world_size`` 1) and map-style data
-without ``dataloader_drop_last`` are modelled; under ``train_sampling_strategy="random"`` the
-reported ids are the positions read in the sampler's permutation (``offset + position``).
+stripped, as the harness records them. Map-style data is modelled; under
+``train_sampling_strategy="random"`` the reported ids are the positions read in the sampler's
+permutation (``offset + position``), or the ids themselves when the :class:`Dataset` carries the
+seeded ``orders``.
+
+Data parallelism (``world_size`` processes under torchrun, accelerate's defaults
+``split_batches=False``, ``even_batches=True``): each rank's loader yields the epoch's batches
+of ``per_device_train_batch_size`` dealt round-robin, the order cycled from its start to a
+multiple of ``world_size`` batches (with ``dataloader_drop_last``: cut to whole rounds of full
+batches). A step's ids in :class:`CallOutcome` are the union over the ranks, in the order of the
+epoch's padded sequence: micro-batch ``m`` of rank ``r`` is the ``(m * world_size + r)``-th run
+of ``per_device_train_batch_size`` ids of the step. The counters are every rank's (they agree).
+``even_batches=False``, ``split_batches`` and ``dispatch_batches`` are not modelled.
 """
 
 from __future__ import annotations
@@ -51,6 +61,7 @@ VERSION = "5.24.0"
 """The transformers version this profile emulates and was verified against."""
 
 _TRAINER = "transformers/trainer.py"
+_ACCELERATE = "accelerate/data_loader.py"
 _CALLBACK = "transformers/trainer_callback.py"
 _UTILS = "transformers/trainer_utils.py"
 
@@ -81,6 +92,44 @@ RULES: tuple[tuple[str, str], ...] = (
         "An epoch has ceil(samples / batch_size) batches, and num_update_steps_per_epoch is "
         "max(ceil(batches / gradient_accumulation_steps), 1).",
         f"{_TRAINER}:2522 (set_initial_training_values)",
+    ),
+    (
+        "dataloader_drop_last is the DataLoader's drop_last: on one process an epoch then has "
+        "floor(samples / batch_size) batches and the short last batch is not read.",
+        f"{_TRAINER}:1045 (_get_dataloader)",
+    ),
+    (
+        "train_sampling_strategy='random' reads the epoch in the order torch.randperm(samples) "
+        "draws with a generator seeded seed + epoch: accelerate replaces the RandomSampler by "
+        "its SeedableRandomSampler (also on one process), the Trainer sets its epoch every epoch "
+        "and again on resume, so the order depends neither on the world size nor on a resume.",
+        f"{_TRAINER}:1859 (_run_epoch), {_ACCELERATE}:1184 (prepare_data_loader), "
+        f"{_ACCELERATE}:81 (SeedableRandomSampler.__iter__)",
+    ),
+    (
+        "On one process accelerate leaves the batch sampler as it is; on world_size >= 2 it "
+        "wraps it in a BatchSamplerShard that deals the batches round-robin (rank r's local "
+        "batch i is batch i * world_size + r) and, with even_batches, tops a short last batch "
+        "up and adds whole batches from the epoch's start until every rank has as many: the "
+        "epoch reads the order cycled to world_size * batch_size * ceil(samples / "
+        "(world_size * batch_size)) positions, and each rank has that many / (world_size * "
+        "batch_size) batches.",
+        f"{_TRAINER}:1051 (_get_dataloader), {_ACCELERATE}:1209 (prepare_data_loader), "
+        f"{_ACCELERATE}:204 (BatchSamplerShard._iter_with_no_split), {_ACCELERATE}:161 "
+        "(BatchSamplerShard.__len__)",
+    ),
+    (
+        "With dataloader_drop_last on world_size >= 2 only whole rounds of world_size full "
+        "batches are read: floor(samples / (world_size * batch_size)) batches per rank, and a "
+        "tail that still holds full batches is dropped with the short one.",
+        f"{_TRAINER}:1045 (_get_dataloader), {_ACCELERATE}:217 "
+        "(BatchSamplerShard._iter_with_no_split)",
+    ),
+    (
+        "The batches per epoch, num_update_steps_per_epoch, max_steps and the resume's skip are "
+        "all computed from the loader of the current world size, so a resume on another number "
+        "of processes reads the checkpoint's global_step in steps of the new world size.",
+        f"{_TRAINER}:2522 (set_initial_training_values), {_TRAINER}:1706 (_init_training_state)",
     ),
     (
         "max_steps is args.max_steps unless that is negative; then it is "
@@ -207,15 +256,21 @@ class Call:
     calls (none written: no resume); ``resume_from_checkpoint=True`` is HF's own
     ``get_last_checkpoint`` (highest step number). ``crash_at`` kills the call right after the
     first checkpoint saved at a global step ``>= crash_at``.
+
+    ``world_size`` is the number of processes the job runs on (``torchrun --nproc_per_node``),
+    each with its own Trainer built from the same call; a resume may run on another number.
+    A reused Trainer (``fresh`` false) is the same processes, so the same world size.
     """
 
     data: Dataset
+    world_size: int = 1
     per_device_train_batch_size: int = 8
     num_train_epochs: float = 3.0
     max_steps: int = -1
     gradient_accumulation_steps: int = 1
     ignore_data_skip: bool = False
     train_sampling_strategy: _Sampling = "random"
+    dataloader_drop_last: bool = False
     save_strategy: _Strategy = "steps"
     save_steps: int = 500
     output_dir: str = "trainer_output"
@@ -236,6 +291,7 @@ class _Args:
     gradient_accumulation_steps: int
     ignore_data_skip: bool
     train_sampling_strategy: _Sampling
+    dataloader_drop_last: bool
     save_strategy: _Strategy
     save_steps: int
     output_dir: str
@@ -353,7 +409,7 @@ def simulate(calls: Sequence[Call]) -> tuple[CallOutcome, ...]:
 
 
 def _check_reused(call: Call, built_with: Call) -> None:
-    for name in _ARG_NAMES:
+    for name in ("world_size", *_ARG_NAMES):
         given, kept = getattr(call, name), getattr(built_with, name)
         if given != kept:
             raise ValueError(
@@ -408,6 +464,8 @@ def _run(
     args, data = trainer.args, call.data
     if call.resume_latest and call.resume_from_checkpoint:
         raise ValueError("give resume_latest or resume_from_checkpoint, not both")
+    if call.world_size < 1:
+        raise ValueError(f"world_size must be an int >= 1, got {call.world_size!r}")
     # train(): resolve the checkpoint.
     resume: _State | None = None
     if call.resume_from_checkpoint:
@@ -425,7 +483,18 @@ def _run(
         raise _RaisedError(
             "ValueError", "num_samples should be a positive integer value, but got num_samples=0"
         )
-    len_dataloader = -(-data.samples // batch_size)
+    world = trainer.built_with.world_size
+    round_size = world * batch_size  # one local batch on every rank
+    if args.dataloader_drop_last:
+        len_dataloader = data.samples // round_size
+    else:
+        len_dataloader = -(-data.samples // round_size)
+    # The positions the epoch reads: one process reads the data once (its last batch may be
+    # short); accelerate's BatchSamplerShard cycles to whole rounds of full batches.
+    epoch_length = data.samples if world == 1 else len_dataloader * round_size
+    if args.dataloader_drop_last:
+        epoch_length = len_dataloader * round_size
+    shuffled = args.train_sampling_strategy == "random"
     accumulation = args.gradient_accumulation_steps
     max_steps = args.max_steps
     updates_per_epoch = max(
@@ -444,7 +513,7 @@ def _run(
     elif args.max_steps > 0:
         num_train_epochs = _MAXSIZE
         updates_per_epoch = max_steps
-        num_examples = batch_size * accumulation * args.max_steps
+        num_examples = batch_size * accumulation * world * args.max_steps
     else:
         raise _RaisedError(
             "ValueError",
@@ -515,8 +584,9 @@ def _run(
             position = fetched.stop if fetched else position
             for batch in fetched:
                 step += 1
-                start = batch * batch_size
-                pending += data.ids(start, min(start + batch_size, data.samples))
+                start = batch * round_size
+                read = range(start, min(start + round_size, epoch_length))
+                pending += data.read(read, epoch=epoch, shuffled=shuffled)
                 if (step + 1) % accumulation != 0 and step + 1 != steps_in_epoch:
                     continue
                 state.global_step += 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import itertools
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, TypeVar
@@ -254,7 +253,10 @@ def _one_span(spans: _Spans) -> tuple[str, str]:
     calls are named under its ends."""
     parts = [part for _, span in spans for part in span]
     total = sum(w for _, w in parts)
-    ends = list(itertools.accumulate(w for _, w in parts))  # the step each part ends at
+    ends, end = [], 0  # the step each part ends at
+    for _, weight in parts:
+        end += weight
+        ends.append(end)
     # Cell i's middle is at step (2i + 1) * total / (2 * TIMELINE_WIDTH): compare it exactly.
     scaled = [2 * TIMELINE_WIDTH * end for end in ends]
     cells = [

@@ -10,24 +10,30 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
 try:
     from hypothesis import given, settings, strategies as st
+    from hypothesis.errors import ResolutionFailed
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
         "durations.testing needs hypothesis: pip install 'training-durations[testing]'"
     ) from error
 
-from .errors import DurationsError, GeometryError
-from .fit import FitCall, RunConfig
+from .checkpoint import Checkpoint, LedgerEntry
+from .diagnostics import CODES, Diagnostic
+from .errors import DurationsError, GeometryError, ScheduleError
+from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
+from .intervals import At, AtCallEnds, Events, Every
 from .loader import Loader
 from .planner import plan
-from .plans import Plan, SampleRange
+from .plans import Plan, SampleRange, Segment
 from .progress import Progress
 from .scenario import Scenario
-from .sharding import Padding, sample_at
+from .schedules import END, Landmark, ResolvedSchedule, Schedule
+from .sharding import EpochTail, Padding, Sharding, TailRange, sample_at
 from .time import Time
 from .units import Unit
 
@@ -35,11 +41,14 @@ __all__ = [
     "ConformanceError",
     "StepRecord",
     "check_trainer",
+    "checkpoints",
     "crash_schedules",
     "expected_steps",
     "fit_calls",
     "loaders",
+    "plans",
     "progresses",
+    "run_configs",
     "scenarios",
     "times",
 ]
@@ -157,6 +166,22 @@ def _sharded(
         )
 
 
+_loaders = loaders  # fit_calls' own ``loaders`` argument shadows the strategy
+
+
+def _units(units: Sequence[Unit | str], *, allow_dur: bool = True) -> list[Unit]:
+    """``units`` as ``Unit`` values, refusing an empty list (and ``dur`` where it cannot be)."""
+    chosen = [Unit(u) for u in units]
+    if not chosen:
+        raise ValueError("units=[]: expected at least one unit")
+    if not allow_dur and Unit.DUR in chosen:
+        raise ValueError(
+            f"units={list(units)!r}: max_duration cannot be in dur (dur is a fraction of it); "
+            "expected units among ba, ep, sp, tok"
+        )
+    return chosen
+
+
 def progresses(
     *, loader: Loader | None = None, max_steps: int = 200
 ) -> st.SearchStrategy[Progress]:
@@ -193,21 +218,22 @@ def _amounts(unit: Unit) -> st.SearchStrategy[Time]:
 
 def fit_calls(
     *,
-    loaders: Sequence[Loader],
+    loaders: Sequence[Loader] | None = None,
     units: Sequence[Unit | str] = ("ba", "sp", "ep", "tok"),
     reset_time: bool = True,
 ) -> st.SearchStrategy[FitCall]:
-    """Fit calls on one of ``loaders``: a relative duration, an absolute target, or neither,
-    in one of ``units``; with ``reset_time`` now and then when allowed."""
-    if not loaders:
-        raise ValueError("loaders=[]: expected at least one Loader")
-    chosen = [Unit(u) for u in units]
-    if not chosen:
-        raise ValueError("units=[]: expected at least one unit")
+    """Fit calls on one of ``loaders`` (default: a drawn one): a relative duration, an absolute
+    target, or neither, in one of ``units``; with ``reset_time`` now and then when allowed."""
+    if loaders is not None and not loaders:
+        raise ValueError("loaders=[]: expected at least one Loader, or None to draw one")
+    if loaders is not None and not all(isinstance(loader, Loader) for loader in loaders):
+        raise ValueError(f"loaders={loaders!r}: expected Loader values")
+    chosen = _units(units)
+    pool = _loaders().map(lambda loader: [loader]) if loaders is None else st.just(list(loaders))
 
     @st.composite
     def build(draw: st.DrawFn) -> FitCall:
-        loader = draw(st.sampled_from(list(loaders)))
+        loader = draw(pool.flatmap(st.sampled_from))
         usable = [
             u
             for u in chosen
@@ -244,7 +270,7 @@ def scenarios(
     """
     _check_int("max_calls", max_calls, minimum=1)
     _check_int("max_loaders", max_loaders, minimum=1)
-    chosen = [Unit(u) for u in units]
+    chosen = _units(units)
 
     @st.composite
     def build(draw: st.DrawFn) -> Scenario:
@@ -282,6 +308,92 @@ def scenarios(
     return build()
 
 
+def run_configs(
+    *,
+    units: Sequence[Unit | str] = ("ba", "sp", "ep", "tok"),
+    max_duration: bool | None = None,
+) -> st.SearchStrategy[RunConfig]:
+    """Run configurations: any resume mode and data policy, and a ``max_duration`` in one of
+    ``units`` (``max_duration=True``: always one, ``False``: none, ``None``: either)."""
+    chosen = _units(units, allow_dur=False)
+    _check_flag("max_duration", max_duration)
+    limits: st.SearchStrategy[Time | None] = st.sampled_from(chosen).flatmap(_amounts)
+    if max_duration is None:
+        limits = st.none() | limits
+    elif not max_duration:
+        limits = st.none()
+    return st.builds(
+        RunConfig,
+        max_duration=limits,
+        resume=st.sampled_from(ResumeMode),
+        data=st.sampled_from(DataPolicy),
+    )
+
+
+def _check_flag(name: str, value: object) -> None:
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f"{name}={value!r}: expected True, False or None (either)")
+
+
+def plans(
+    *,
+    max_calls: int = 4,
+    units: Sequence[Unit | str] = ("ba", "sp", "ep", "tok"),
+    resumed: bool | None = None,
+) -> st.SearchStrategy[Plan]:
+    """Plans of ``scenarios(max_calls=, units=)``: from the start, or (``resumed``) the plan of
+    the same script from the checkpoint its own plan writes after a drawn step, under a drawn
+    resume mode and data policy (``None``: either)."""
+    _check_int("max_calls", max_calls, minimum=1)
+    _units(units)
+    _check_flag("resumed", resumed)
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Plan:
+        scenario = draw(scenarios(max_calls=max_calls, units=units))
+        full = plan(scenario.config, scenario.calls)
+        if not (draw(st.booleans()) if resumed is None else resumed):
+            return full
+        checkpoint = full.checkpoint_at(draw(st.integers(0, full.total_steps)))
+        config = attrs.evolve(
+            scenario.config,
+            resume=draw(st.sampled_from(ResumeMode)),
+            data=draw(st.sampled_from(DataPolicy)),
+        )
+        return plan(config, scenario.calls, checkpoint)
+
+    return build()
+
+
+def checkpoints(
+    *,
+    scenario: Scenario | None = None,
+    ledger: bool = True,
+    max_calls: int = 4,
+) -> st.SearchStrategy[Checkpoint]:
+    """Checkpoints ``plan()`` takes up: the one the plan of ``scenario`` (default: one drawn
+    from ``scenarios(max_calls=)``) writes after a drawn step, ledger included. With
+    ``ledger=False``, only its progress, as another trainer's checkpoint has (the planner
+    locates it in the script's plan), with or without loader state."""
+    if scenario is not None and not isinstance(scenario, Scenario):
+        raise ValueError(f"scenario={scenario!r}: expected a Scenario or None (draw one)")
+    if not isinstance(ledger, bool):
+        raise ValueError(f"ledger={ledger!r}: expected True or False")
+    _check_int("max_calls", max_calls, minimum=1)
+    runs = st.just(scenario) if scenario is not None else scenarios(max_calls=max_calls)
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Checkpoint:
+        run = draw(runs)
+        full = plan(attrs.evolve(run.config, resume=ResumeMode.CONTINUE), run.calls)
+        written = full.checkpoint_at(draw(st.integers(0, full.total_steps)))
+        if ledger:
+            return written
+        return Checkpoint(progress=written.progress, loader_state=draw(st.booleans()))
+
+    return build()
+
+
 def crash_schedules(
     *, total_steps: int, max_crashes: int = 3
 ) -> st.SearchStrategy[tuple[int, ...]]:
@@ -294,6 +406,141 @@ def crash_schedules(
     return st.lists(st.integers(1, total_steps - 1), max_size=max_crashes, unique=True).map(
         lambda steps: tuple(sorted(steps))
     )
+
+
+# -- what st.from_type draws for every public value type ----------------------------------------
+
+
+def _shardings() -> st.SearchStrategy[Sharding]:
+    return st.builds(
+        Sharding,
+        world_size=st.integers(1, 8),
+        device_batch_size=st.integers(1, 8),
+        accumulation=st.integers(1, 4),
+        padding=st.sampled_from(Padding),
+    )
+
+
+@st.composite
+def _epoch_tails(draw: st.DrawFn) -> EpochTail:
+    """What a drawn sharding does to the end of an epoch read from a drawn position."""
+    samples = draw(st.integers(1, 60))
+    return draw(_shardings()).tail(
+        samples=samples, position=draw(st.integers(0, samples)), drop_last=draw(st.booleans())
+    )
+
+
+@st.composite
+def _tail_ranges(draw: st.DrawFn) -> TailRange:
+    first, epochs, samples = (
+        draw(st.integers(0, 50)),
+        draw(st.integers(1, 5)),
+        draw(st.integers(1, 60)),
+    )
+    tail = draw(_shardings()).tail(samples=samples, position=0, drop_last=draw(st.booleans()))
+    return TailRange(
+        first=first,
+        last=first + epochs - 1,
+        samples=samples,
+        repeated=tail.repeated,
+        dropped=tail.dropped,
+    )
+
+
+def _segments() -> st.SearchStrategy[Segment]:
+    return plans().flatmap(lambda drawn: st.sampled_from(drawn.segments))
+
+
+@st.composite
+def _sample_ranges(draw: st.DrawFn) -> SampleRange:
+    start = draw(st.integers(0, 10**6))
+    return SampleRange(draw(st.integers(0, 10**4)), start, start + draw(st.integers(0, 10**4)))
+
+
+def _landmarks() -> st.SearchStrategy[Landmark]:
+    calls = st.integers(0, 9) | st.sampled_from(["pretrain", "anneal"])
+    return st.one_of(st.just(END), calls.map(Landmark.call_start), calls.map(Landmark.call_stop))
+
+
+def _schedules() -> st.SearchStrategy[Schedule]:
+    """A warmup in steps, then a decay to the plan's end (or nothing more)."""
+
+    def build(warmup: Time, to: Any, shape: str) -> Schedule:
+        schedule = Schedule.warmup(warmup)
+        if shape == "linear":
+            return schedule.then_linear(to=to, until=END)
+        if shape == "cosine":
+            return schedule.then_cosine(to=to, until=END)
+        return schedule
+
+    return st.builds(
+        build,
+        times(units=["ba"], max_value=30),
+        st.fractions(0, 1, max_denominator=10),
+        st.sampled_from(["linear", "cosine", "none"]),
+    )
+
+
+@st.composite
+def _resolved_schedules(draw: st.DrawFn) -> ResolvedSchedule:
+    """A schedule whose every boundary a drawn plan reaches, placed on it."""
+    drawn, schedule = draw(plans()), draw(_schedules())
+    try:
+        return schedule.resolve(drawn, on_extend=draw(st.sampled_from(["stretch", "rewarm"])))
+    except ScheduleError:
+        return Schedule.constant(schedule.initial).resolve(drawn, on_extend="rewarm")
+
+
+@st.composite
+def _events(draw: st.DrawFn) -> Events:
+    drawn = draw(plans())
+    steps = times(units=["ba"], max_value=40).filter(lambda t: t.value > 0).map(Every)
+    interval: Every | AtCallEnds = draw(st.one_of(st.just(AtCallEnds()), steps))
+    return interval.resolve(drawn)
+
+
+#: For each public value type: the strategy ``st.from_type`` draws it with (the hypothesis entry
+#: point registers them). Enums are drawn by hypothesis itself.
+_STRATEGIES: dict[type, Callable[[], st.SearchStrategy[Any]]] = {
+    At: lambda: st.builds(At, st.lists(st.one_of(times(), _landmarks()), min_size=1, max_size=4)),
+    AtCallEnds: lambda: st.just(AtCallEnds()),
+    Checkpoint: checkpoints,
+    Diagnostic: lambda: st.builds(
+        Diagnostic,
+        code=st.sampled_from(sorted(CODES)),
+        message=st.text(min_size=1, max_size=40),
+        call=st.none() | st.sampled_from(["#0", "#1", "pretrain"]),
+    ),
+    EpochTail: _epoch_tails,
+    Events: _events,
+    Every: lambda: times().filter(lambda t: t.value > 0).map(Every),
+    FitCall: fit_calls,
+    Landmark: _landmarks,
+    LedgerEntry: lambda: _segments().map(lambda segment: segment.entry),
+    Loader: loaders,
+    Plan: plans,
+    Progress: progresses,
+    ResolvedSchedule: _resolved_schedules,
+    RunConfig: run_configs,
+    SampleRange: _sample_ranges,
+    Scenario: scenarios,
+    Schedule: _schedules,
+    Segment: _segments,
+    Sharding: _shardings,
+    TailRange: _tail_ranges,
+    Time: times,
+}
+
+
+def _strategy_for(kind: type) -> st.SearchStrategy[Any]:
+    """What ``st.from_type(kind)`` draws; a type without a strategy is refused, saying so."""
+    make = _STRATEGIES.get(kind)
+    if make is None:
+        raise ResolutionFailed(
+            f"durations.testing has no strategy for {kind.__name__}; build one from its "
+            "named constructors, or from a plan drawn with durations.testing.plans()"
+        )
+    return make()
 
 
 # -- what a plan trains, step by step ----------------------------------------------------------

@@ -7,21 +7,26 @@ from collections.abc import Sequence
 
 import attrs
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
-from durations import Checkpoint, Loader, Progress, ResumeMode, Time, Unit, plan
+import durations
+from durations import Checkpoint, LedgerEntry, Loader, Plan, Progress, ResumeMode, Time, Unit, plan
+from durations._hypothesis import resolve, value_types
 from durations.fit import DataPolicy
 from durations.scenario import Scenario
 from durations.testing import (
     ConformanceError,
     StepRecord,
     check_trainer,
+    checkpoints,
     compare,
     crash_schedules,
     expected_steps,
     fit_calls,
     loaders,
+    plans,
     progresses,
+    run_configs,
     scenarios,
     times,
 )
@@ -78,6 +83,13 @@ class TestStrategies:
             (lambda: scenarios(max_calls=0), "max_calls=0"),
             (lambda: crash_schedules(total_steps=-1), "total_steps=-1"),
             (lambda: progresses(max_steps=True), "max_steps=True"),
+            (lambda: fit_calls(loaders=["a"]), "loaders=['a']: expected Loader values"),
+            (lambda: run_configs(units=["dur"]), "max_duration cannot be in dur"),
+            (lambda: run_configs(max_duration=1), "max_duration=1: expected True, False or None"),
+            (lambda: plans(max_calls=0), "max_calls=0"),
+            (lambda: plans(resumed="yes"), "resumed='yes': expected True, False or None"),
+            (lambda: checkpoints(scenario="x.toml"), "scenario='x.toml': expected a Scenario"),
+            (lambda: checkpoints(ledger=None), "ledger=None: expected True or False"),
         ],
     )
     def test_arguments_validated(self, make: object, message: str) -> None:
@@ -89,6 +101,87 @@ class TestStrategies:
         """Strategy arguments are keyword-only."""
         with pytest.raises(TypeError):
             loaders(True)  # type: ignore[misc]
+
+    @given(st.data())
+    def test_checkpoints_of_a_scenario(self, data: st.DataObject) -> None:
+        """checkpoints(scenario=) are the scenario's own: planning the script again from one
+        goes on to the same end; without a ledger, the planner locates it."""
+        scenario = data.draw(scenarios(max_calls=3))
+        full = plan(scenario.config, scenario.calls)
+        checkpoint = data.draw(checkpoints(scenario=scenario))
+        assert plan(scenario.config, scenario.calls, checkpoint).stop == full.stop
+        bare = data.draw(checkpoints(scenario=scenario, ledger=False))
+        assert bare.ledger is None
+        assert plan(scenario.config, scenario.calls, bare).ok
+
+    @given(plans(resumed=True), plans(resumed=False), run_configs(max_duration=False))
+    def test_plans_and_run_configs_honour_their_arguments(
+        self, resumed: Plan, fresh: Plan, config: durations.RunConfig
+    ) -> None:
+        """plans(resumed=) plans from a checkpoint or from the start; run_configs(max_duration=
+        False) has none."""
+        assert resumed.checkpoint is not None
+        assert fresh.checkpoint is None
+        assert config.max_duration is None
+
+
+def _public_classes() -> list[str]:
+    return sorted(name for name in durations.__all__ if isinstance(getattr(durations, name), type))
+
+
+def _check_valid(value: object) -> None:
+    """What a valid value of each type satisfies; every value passes its own constructor."""
+    if attrs.has(type(value)):
+        assert attrs.evolve(value) == value
+    if isinstance(value, Time):
+        assert Time.parse(str(value)) == value
+    elif isinstance(value, Checkpoint):
+        assert Checkpoint.from_dict(value.to_dict()) == value
+    elif isinstance(value, LedgerEntry):
+        alone = Checkpoint(progress=value.stop or value.start, ledger=(value,))
+        assert Checkpoint.from_dict(alone.to_dict()) == alone
+    elif isinstance(value, Plan):
+        assert plan(value.config, value.calls, value.checkpoint) == value
+    elif isinstance(value, Scenario):
+        assert plan(value.config, value.calls).segments
+
+
+@pytest.mark.parametrize("name", _public_classes())
+def test_from_type_draws_valid_values(name: str) -> None:
+    """st.from_type draws valid values of every public type (errors aside): a registered
+    strategy, never one that builds the type from its fields, which gives invalid values."""
+    kind = getattr(durations, name)
+    if issubclass(kind, BaseException):
+        assert issubclass(kind, durations.DurationsError)
+        return
+
+    @settings(max_examples=8, deadline=None, database=None)
+    @given(st.from_type(kind))
+    def valid(value: object) -> None:
+        assert type(value) is kind
+        _check_valid(value)
+
+    valid()
+
+
+def test_every_value_type_is_registered() -> None:
+    """Each public value type (not an error, not an enum) has a strategy in durations.testing;
+    one without is refused when drawn, with a message saying so."""
+    from hypothesis import find
+    from hypothesis.errors import ResolutionFailed
+
+    from durations.testing import _STRATEGIES, _strategy_for
+
+    assert set(value_types()) <= set(_STRATEGIES)
+
+    class Stray:
+        pass
+
+    with pytest.raises(ResolutionFailed, match=r"durations\.testing has no strategy for Stray"):
+        _strategy_for(Stray)
+    st.register_type_strategy(Stray, resolve)  # as the entry point registers each type
+    with pytest.raises(ResolutionFailed, match="no strategy for Stray"):
+        find(st.from_type(Stray), lambda _: True)
 
 
 # -- a toy trainer that uses durations as an integration would, with injectable faults ---------

@@ -17,6 +17,7 @@ import attrs
 from .planner import plan as make_plan
 from .plans import Plan
 from .scenario import Scenario
+from .sharding import sample_at
 from .trainers import CallOutcome, Dataset, Translation, Unsupported
 
 __all__ = ["TRAINERS", "Comparison", "TrainerOutcome", "compare", "datasets"]
@@ -91,6 +92,7 @@ def _one(name: str, scenario: Scenario, plan: Plan, crash_at: int | None) -> Tra
     version = str(getattr(profile, "VERSION", "?"))
     try:
         data = datasets(scenario)
+        _check_world_size(name, profile, scenario)
         translation: Translation[Any] = profile.translate(scenario, data)
     except Unsupported as why:
         return TrainerOutcome(
@@ -109,6 +111,17 @@ def _one(name: str, scenario: Scenario, plan: Plan, crash_at: int | None) -> Tra
         translation=translation.notes,
         differences=tuple(differences(plan, outcomes, data, crash_at=crash_at)),
     )
+
+
+def _check_world_size(name: str, profile: Any, scenario: Scenario) -> None:
+    """:class:`Unsupported` for a data-parallel scenario on a profile of one process."""
+    sharded = [loader for loader in scenario.loaders.values() if loader.sharding is not None]
+    if sharded and "world_size" not in attrs.fields_dict(profile.Call):
+        world = max(loader.world_size for loader in sharded)
+        raise Unsupported(
+            f"the {name} profile models one process (no multi-process run of {name} was "
+            f"recorded), so it cannot say what {world} ranks read"
+        )
 
 
 def _crashed_then_rerun(profile: Any, translation: Translation[Any], crash_at: int) -> list[Any]:
@@ -182,8 +195,13 @@ def _planned_reads(plan: Plan, data: Mapping[str, Dataset]) -> list[int]:
     reads: list[int] = []
     for segment in plan.segments:
         offset = data[segment.loader.name or ""].offset
+        samples = segment.loader.samples
         for read in segment.reads():
-            reads.extend(range(offset + read.start, offset + read.stop))
+            # A data-parallel epoch reads its start again past the data's end.
+            reads.extend(
+                offset + (position if samples is None else sample_at(position, samples))
+                for position in range(read.start, read.stop)
+            )
     return reads
 
 

@@ -137,3 +137,86 @@ def test_cli_compare() -> None:
     )
     assert [t["trainer"] for t in data["trainers"]] == ["keras"]
     assert data["plan"]["total_steps"] == 23
+
+
+ELASTIC_DDP = Scenario.from_toml((ROOT / "examples" / "elastic-ddp.toml").read_text())
+
+
+class TestDataParallel:
+    """A data-parallel loader is written with its world size for the trainers whose profiles
+    have one (Hugging Face under torchrun, Lightning under strategy="ddp"); the others say why
+    they cannot say it. 101 samples on 2 ranks of 10, two epochs, torch's padding."""
+
+    def test_trainers_under_ddp(self) -> None:
+        """Uncrashed: Lightning's DistributedSampler evens as the plan does; accelerate cycles
+        whole batches, so samples 1-18 are read once more per epoch."""
+        result = compare(ELASTIC_DDP)
+        assert outcome(result, "lightning").agrees  # type: ignore[attr-defined]
+        hf = outcome(result, "transformers")
+        assert hf.differences == (  # type: ignore[attr-defined]
+            "reads samples 1-18 of 'train' 4 times where the plan reads them twice",
+        )
+        assert hf.outcomes[0].batches[5] == (*range(100, 101), *range(19))  # type: ignore[attr-defined]
+
+    def test_crash_at_3(self) -> None:
+        """`durations compare examples/elastic-ddp.toml --crash-at 3`: Lightning's plain loader
+        replays the epoch's first 3 steps of 2 ranks (positions 0-59) and never reads 60-101 of
+        that epoch (FINDINGS.md LR2); Hugging Face resumes exactly (HR2)."""
+        result = compare(ELASTIC_DDP, crash_at=3)
+        pl = outcome(result, "lightning")
+        assert pl.differences == (  # type: ignore[attr-defined]
+            "reads samples 1-59 of 'train' 3 times where the plan reads them twice",
+            "reads samples 60-100 of 'train' once where the plan reads them twice",
+        )
+        assert pl.translation == (  # type: ignore[attr-defined]
+            'Trainer(max_epochs=2, strategy="ddp", devices=2).fit(model, <train>) with '
+            "DataLoader(batch_size=10); the injected DistributedSampler shuffles and evens the "
+            "ranks by repeating samples",
+        )
+        hf = outcome(result, "transformers")
+        assert hf.translation == (  # type: ignore[attr-defined]
+            "torchrun --nproc_per_node=2: Trainer(TrainingArguments(per_device_train_batch_size"
+            "=10, num_train_epochs=2.0, output_dir='phase0')).train() (accelerate evens the ranks "
+            "by cycling, not by repeat)",
+        )
+        assert hf.steps == 12  # type: ignore[attr-defined]
+        assert [len(o.batches) for o in hf.outcomes] == [3, 9]  # type: ignore[attr-defined]
+
+    @pytest.mark.parametrize("trainer", ["composer", "keras"])
+    def test_one_process_profiles_cannot_say_it(self, trainer: str) -> None:
+        """Composer and Keras have no world size in their profiles: no guess, a reason."""
+        result = outcome(compare(ELASTIC_DDP, crash_at=3), trainer)
+        assert not result.supported  # type: ignore[attr-defined]
+        assert result.reason == (  # type: ignore[attr-defined]
+            f"the {trainer} profile models one process (no multi-process run of {trainer} was "
+            "recorded), so it cannot say what 2 ranks read"
+        )
+
+    def test_accumulation_and_cycle(self) -> None:
+        """With accelerate's own padding and accumulation, Hugging Face trains exactly the plan
+        through a crash; Lightning's Trainer gets the accumulation."""
+        job = Loader.sharded(
+            samples=101, world_size=3, device_batch_size=10, accumulation=2, padding="cycle",
+            name="job",
+        )  # fmt: skip
+        scenario = _scenario(FitCall(loader=job), max_duration="2ep")
+        result = compare(scenario, crash_at=1)
+        assert outcome(result, "transformers").agrees  # type: ignore[attr-defined]
+        pl = outcome(result, "lightning")
+        assert "accumulate_grad_batches=2" in pl.translation[0]  # type: ignore[attr-defined]
+        assert pl.supported  # type: ignore[attr-defined]
+
+
+def test_cli_compare_under_ddp() -> None:
+    """`durations compare examples/elastic-ddp.toml --crash-at 3` shows Hugging Face and
+    Lightning under DDP next to the plan, and why Composer and Keras cannot say it."""
+    path = str(ROOT / "examples" / "elastic-ddp.toml")
+    text = subprocess.run(
+        [sys.executable, "-m", "durations", "compare", path, "--crash-at", "3"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "durations plans 12 steps (#0 12)" in text
+    assert 'Trainer(max_epochs=2, strategy="ddp", devices=2)' in text
+    assert "torchrun --nproc_per_node=2: Trainer(" in text
+    assert "  - reads samples 60-100 of 'train' once where the plan reads them twice" in text
+    assert "cannot say it: the keras profile models one process" in text

@@ -16,6 +16,8 @@ from ..scenario import Scenario
 _A = Loader(samples=100, batch_size=10, name="a")
 _B = Loader(samples=300, batch_size=10, name="b")
 _C = Loader(samples=10_000, batch_size=32, name="c")
+_D = Loader.sharded(samples=101, world_size=2, device_batch_size=10, padding="repeat", name="d")
+_E = Loader.sharded(samples=101, world_size=2, device_batch_size=10, padding="cycle", name="e")
 
 
 def _scenario(max_duration: str | None, *calls: FitCall) -> Scenario:
@@ -58,6 +60,22 @@ SCENARIOS: tuple[tuple[str, str, Scenario, int | None], ...] = (
         ),
         None,
     ),
+)
+
+_REPEAT = _scenario("2ep", FitCall(loader=_D))
+_CYCLE = _scenario("2ep", FitCall(loader=_E))
+
+#: (title, what it shows, scenario, crash step) of a data-parallel job.
+DDP_SCENARIOS: tuple[tuple[str, str, Scenario, int | None], ...] = (
+    (
+        "2 ep of d",
+        "torch's DistributedSampler evening: one sample read again per epoch",
+        _REPEAT,
+        None,
+    ),
+    ("... crash at step 3", "a mid-epoch crash, re-run on as many processes", _REPEAT, 3),
+    ("2 ep of e", "accelerate's even_batches: 19 samples read again per epoch", _CYCLE, None),
+    ("... crash at step 3", "the same crash, with accelerate's evening", _CYCLE, 3),
 )
 
 #: Where running the frameworks corrected or completed the research notes (trainers.md).
@@ -181,6 +199,7 @@ def frameworks_markdown() -> str:
         lines.append(f"| {title} | {plan} | " + " | ".join(cells) + " |")
     lines += ["", "What each scenario shows:", ""]
     lines += [f"- **{title}**: {what}." for title, what, _, _ in SCENARIOS]
+    lines += _multi_device()
     for trainer in TRAINERS:
         profile = _profile(trainer)
         lines += ["", f"## {names[trainer]} {profile.VERSION}", ""]
@@ -199,6 +218,44 @@ def frameworks_markdown() -> str:
     ]
     lines += [f"- **{who}**: {what}" for who, what in CORRECTIONS]
     return "\n".join(lines) + "\n"
+
+
+def _multi_device() -> list[str]:
+    """The side-by-side table of data-parallel jobs, with what the profiles know of them."""
+    lines = [
+        "",
+        "## On several processes (data parallelism)",
+        "",
+        "A data-parallel loader (`Loader.sharded`, see `docs/multi-device.md`) is written for "
+        "Hugging Face as a torchrun job of `world_size` processes, and for Lightning as "
+        '`Trainer(strategy="ddp", devices=world_size)`; each evens its ranks its own way, '
+        "whatever the loader's `padding` says (accelerate cycles whole batches from the epoch's "
+        "start, the DistributedSampler that Lightning injects shuffles and repeats samples). "
+        "Both profiles reproduce every run recorded on 1 to 3 processes, every rank's ids of "
+        "every micro-batch (`tests/frameworks/observed_ddp.json`, replayed by "
+        "`tests/frameworks/test_profile_ddp.py`): uninterrupted runs, runs killed after a "
+        "checkpoint, and their resumes on the same and on another number of processes. The "
+        "Composer and Keras profiles model one process; no multi-process run of them was "
+        "recorded, so they cannot say what a data-parallel job reads.",
+        "",
+        "Loaders `d` and `e` have 101 samples on 2 processes of 10 per device, `d` evened as "
+        'torch\'s DistributedSampler does (`padding = "repeat"`), `e` as accelerate does '
+        '(`padding = "cycle"`). A crashed script is run again on as many processes; on '
+        "another number both frameworks skip or repeat data without a word (FINDINGS.md, HR3 "
+        "and LR3), where `durations plan --resume-from ... --world-size ...` says what the "
+        "plan reads.",
+        "",
+        "| scenario | plan | " + " | ".join(TRAINERS) + " |",
+        "|---|---|" + "---|" * len(TRAINERS),
+    ]
+    for title, _, scenario, crash in DDP_SCENARIOS:
+        result = compare(scenario, crash_at=crash)
+        cells = [_cell(t) for t in result.trainers]
+        plan = f"{result.plan.total_steps} steps"
+        lines.append(f"| {title} | {plan} | " + " | ".join(cells) + " |")
+    lines += ["", "What each scenario shows:", ""]
+    lines += [f"- **{title}**: {what}." for title, what, _, _ in DDP_SCENARIOS]
+    return lines
 
 
 def _paragraph(doc: str | None) -> str:

@@ -1021,13 +1021,32 @@ def translate(scenario: Scenario, data: Mapping[str, Dataset]) -> Translation[Ca
     a new data set is one more epoch with ``limit_train_batches``); steps, samples and tokens
     become ``max_steps``. Absolute limits are computed from where the plan says each call starts.
     Re-running after a crash is the same script with ``ckpt_path`` = the newest checkpoint on the
-    first fit.
+    first fit. A data-parallel loader runs as ``Trainer(strategy="ddp", devices=world_size,
+    accumulate_grad_batches=accumulation)`` with a ``DataLoader`` of the per-device batch: its
+    injected ``DistributedSampler`` shuffles and evens the ranks by repeating samples, whatever
+    the loader's padding; every call must then keep the first call's world size and
+    accumulation (they belong to the Trainer).
     """
     plan = make_plan(scenario.config, scenario.calls)
     calls: list[Call] = []
     notes: list[str] = []
     limit = None  # the limit_train_batches in force on the trainer
+    first_sharding = scenario.calls[0].loader.sharding if scenario.calls else None
     for step in steps_of(scenario, data, "Lightning"):
+        sharding = step.call.loader.sharding
+        batch_size = step.batch_size if sharding is None else sharding.device_batch_size
+        geometry = (1, 1) if sharding is None else (sharding.world_size, sharding.accumulation)
+        built = (
+            (1, 1)
+            if first_sharding is None
+            else (first_sharding.world_size, first_sharding.accumulation)
+        )
+        if geometry != built:
+            raise Unsupported(
+                "a Trainer keeps its devices and accumulate_grad_batches: call #"
+                f"{step.index} runs {geometry[0]} ranks accumulating {geometry[1]}, the Trainer "
+                f"was built for {built[0]} accumulating {built[1]}"
+            )
         if step.call.reset_time:
             raise Unsupported(
                 "Lightning has no way to restart the clock: a new Trainer that loads only the "
@@ -1056,25 +1075,43 @@ def translate(scenario: Scenario, data: Mapping[str, Dataset]) -> Translation[Ca
             epochs = -1
         wanted = fraction if fraction is not None else 1.0
         if step.index == 0:
+            ddp: dict[str, Any] = {}
+            if sharding is not None:
+                ddp = {
+                    "strategy": "ddp",
+                    "world_size": sharding.world_size,
+                    "accumulate_grad_batches": sharding.accumulation,
+                }
             calls.append(
                 Call(
                     data=step.data,
-                    batch_size=step.batch_size,
+                    batch_size=batch_size,
                     max_epochs=epochs,
                     max_steps=steps,
                     limit_train_batches=fraction,
                     save_every=1,
+                    **ddp,
                 )
             )
             written = [f"max_epochs={epochs}"] if epochs != -1 else []
             written += [f"max_steps={steps}"] if steps != -1 else []
             written += [f"limit_train_batches={fraction}"] if fraction is not None else []
-            notes.append(f"Trainer({', '.join(written)}).fit(model, <{step.call.loader.name}>)")
+            if sharding is not None:
+                written += ['strategy="ddp"', f"devices={sharding.world_size}"]
+                if sharding.accumulation != 1:
+                    written.append(f"accumulate_grad_batches={sharding.accumulation}")
+            note = f"Trainer({', '.join(written)}).fit(model, <{step.call.loader.name}>)"
+            if sharding is not None:
+                note += (
+                    f" with DataLoader(batch_size={batch_size}); the injected DistributedSampler "
+                    "shuffles and evens the ranks by repeating samples"
+                )
+            notes.append(note)
         else:
             calls.append(
                 Call(
                     data=step.data,
-                    batch_size=step.batch_size,
+                    batch_size=batch_size,
                     fresh=False,
                     set_max_epochs=epochs,
                     set_max_steps=steps,

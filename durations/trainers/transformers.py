@@ -625,11 +625,19 @@ def translate(scenario: Scenario, data: Mapping[str, Dataset]) -> Translation[Ca
     own ``output_dir`` and ``save_steps=1``, and the length as ``num_train_epochs`` (epochs,
     fractions allowed) or ``max_steps`` (steps; samples and tokens converted at the call's batch
     size). Re-running after a crash resumes each call from the last checkpoint in its
-    ``output_dir``, when there is one.
+    ``output_dir``, when there is one. A data-parallel loader runs on its ``world_size``
+    processes under torchrun with its per-device batch as ``per_device_train_batch_size`` and
+    its accumulation as ``gradient_accumulation_steps``; the ranks are evened as accelerate
+    does (``even_batches``: cycling from the epoch's start), whatever the loader's padding.
     """
     calls: list[Call] = []
     notes: list[str] = []
     for step in steps_of(scenario, data, "Hugging Face"):
+        sharding = step.call.loader.sharding
+        world, per_device, accumulation = 1, step.batch_size, 1
+        if sharding is not None:
+            world, per_device = sharding.world_size, sharding.device_batch_size
+            accumulation = sharding.accumulation
         if step.kind == "until" and step.index > 0:
             raise Unsupported(
                 "Hugging Face counts every train() of a new Trainer from step 0; an absolute "
@@ -643,10 +651,12 @@ def translate(scenario: Scenario, data: Mapping[str, Dataset]) -> Translation[Ca
         calls.append(
             Call(
                 data=step.data,
-                per_device_train_batch_size=step.batch_size,
                 train_sampling_strategy="sequential",
                 save_steps=1,
                 output_dir=f"phase{step.index}",
+                world_size=world,
+                per_device_train_batch_size=per_device,
+                gradient_accumulation_steps=accumulation,
                 **length,  # type: ignore[arg-type]
             )
         )
@@ -654,6 +664,16 @@ def translate(scenario: Scenario, data: Mapping[str, Dataset]) -> Translation[Ca
         if step.request.unit in (Unit.SP, Unit.TOK):
             written += f" (HF has no {step.request.unit} limit: {step.request} as steps)"
         arguments = f"{written}, output_dir='phase{step.index}'"
-        notes.append(f"Trainer(TrainingArguments({arguments})).train()")
+        note = f"Trainer(TrainingArguments({arguments})).train()"
+        if sharding is not None:
+            geometry = f"per_device_train_batch_size={per_device}, "
+            if accumulation != 1:
+                geometry += f"gradient_accumulation_steps={accumulation}, "
+            note = f"torchrun --nproc_per_node={world}: " + note.replace(
+                "TrainingArguments(", f"TrainingArguments({geometry}", 1
+            )
+            if sharding.padding.value != "cycle":
+                note += f" (accelerate evens the ranks by cycling, not by {sharding.padding.value})"
+        notes.append(note)
     rerun = tuple(attrs.evolve(call, resume_latest=True) for call in calls)
     return Translation(calls=tuple(calls), rerun=rerun, notes=tuple(notes), crash_counter="call")

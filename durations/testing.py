@@ -9,6 +9,7 @@ crashes, on a trainer under test and compares every step it trained with the pla
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -139,31 +140,22 @@ def _sharded(
     name: str | None,
     max_world_size: int,
 ) -> Loader:
-    """A data-parallel loader; a geometry whose epoch would train nothing reads unpadded."""
-    world = draw(st.integers(1, max_world_size))
-    accumulation = draw(st.integers(1, 3))
+    """A data-parallel loader; a geometry whose epoch would train nothing (which ``Loader``
+    refuses) reads with repeat padding and without ``drop_last`` instead."""
+    build = functools.partial(
+        Loader.sharded,
+        samples=samples,
+        world_size=draw(st.integers(1, max_world_size)),
+        device_batch_size=micro,
+        accumulation=draw(st.integers(1, 3)),
+        tokens_per_sample=per_sample,
+        name=name,
+    )
     padding = draw(st.sampled_from([p.value for p in Padding]))
-    drop_last = draw(st.booleans())
     try:
-        return Loader.sharded(
-            samples=samples,
-            world_size=world,
-            device_batch_size=micro,
-            accumulation=accumulation,
-            padding=padding,
-            drop_last=drop_last,
-            tokens_per_sample=per_sample,
-            name=name,
-        )
+        return build(padding=padding, drop_last=draw(st.booleans()))
     except GeometryError:
-        return Loader.sharded(
-            samples=samples,
-            world_size=world,
-            device_batch_size=micro,
-            accumulation=accumulation,
-            tokens_per_sample=per_sample,
-            name=name,
-        )
+        return build()
 
 
 _loaders = loaders  # fit_calls' own ``loaders`` argument shadows the strategy

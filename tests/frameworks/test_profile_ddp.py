@@ -78,6 +78,16 @@ def _runs() -> list[tuple[str, int]]:
             range(len(entry["runs"]))]  # fmt: skip
 
 
+def _params() -> list[Any]:
+    """One case per run, named ``<scenario>:<role>@W<world size>``."""
+    entries = _entries()
+    return [
+        pytest.param(key, index, id=f"{key}:{run['role']}@W{run['world_size']}")
+        for key, index in _runs()
+        for run in [entries[key]["runs"][index]]
+    ]
+
+
 def _dataset(spec: dict[str, Any]) -> Dataset:
     samples = spec["n"]
     return Dataset(samples=samples, orders=[PERMUTATIONS[samples, epoch] for epoch in (0, 1)])
@@ -161,7 +171,7 @@ def _recorded_micro(rank: dict[str, Any]) -> list[list[list[int]]]:
     return [[batch] for batch in rank["batches"]]
 
 
-@pytest.mark.parametrize(("key", "index"), _runs(), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(("key", "index"), _params())
 def test_profile_reproduces_the_run(key: str, index: int) -> None:
     """Every rank's ids of every step and micro-batch, the step count, whether the run was
     killed, the end counters and the resume messages are the profile's."""

@@ -636,6 +636,8 @@ def _value(piece: ResolvedPiece, step: int, origin: int) -> Value:
         gamma = piece.piece.gamma
         assert gamma is not None
         return v0 * gamma ** bisect.bisect_right(piece.drops, step)
+    if step == start:
+        return v0  # exactly where the previous piece ended, even when that is a float
     if kind == "inverse_sqrt":
         scale = start - origin
         return v0 * _sqrt_ratio(scale, scale + step - start)
@@ -643,8 +645,6 @@ def _value(piece: ResolvedPiece, step: int, origin: int) -> Value:
     if kind == "cosine":
         return v1 + (v0 - v1) * (1 + _cos_pi(progress)) / 2
     if kind == "exponential":
-        if progress == 0:
-            return v0
         return float(v0) * math.pow(float(v1 / v0), float(progress))
     return v0 + (v1 - v0) * progress  # warmup, linear
 

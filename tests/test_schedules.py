@@ -418,6 +418,17 @@ class TestPieces:
         assert [rsqrt.factor(k) for k in (4, 16)] == [1, Fraction(1, 2)]
         assert rsqrt.factor(9) == pytest.approx(2 / 3)
 
+    def test_continuous_after_a_float(self) -> None:
+        """A piece that starts from a float (after 1/sqrt) starts from exactly that float."""
+        p = plan(RunConfig(max_duration="6ba"), [FitCall(loader=Loader(samples=6, batch_size=1))])
+        curve = (
+            Schedule.constant("0.5", until="1ba")
+            .then_inverse_sqrt(until="2ba")
+            .then_cosine(to=1, until=END)
+        ).resolve(p)
+        assert isinstance(curve.pieces[1].stop_value, float)
+        assert curve.factor(2) == curve.pieces[1].stop_value == curve.pieces[2].start_value
+
     def test_warmup_stable_decay(self) -> None:
         """WSD: warm up, hold 1, decay over the last call (an annealing phase)."""
         a, b = (

@@ -252,6 +252,47 @@ class TestElasticResume:
         assert codes == ["batch-size-changed", "ba-target-batch-size-changed"]
 
 
+def _policy_ranges_hold(at: Checkpoint, exact: Plan, resumed: Plan, policy: DataPolicy) -> None:
+    """Rule 11's accounting: ``resumed`` is planned from ``at`` under ``policy``, ``exact`` from
+    ``at`` under the exact policy. replay_epoch reports [0, sample_in_epoch) and starts the
+    epoch again with the lifetime counters unchanged; next_epoch reports [sample_in_epoch,
+    samples) and starts the next epoch; a resume that does not go on inside an epoch of the
+    same stream reports neither."""
+    first = next((s for s in resumed.segments if s.action is not Action.SKIP), None)
+    resumes_mid_epoch = (
+        first is not None
+        and exact.segments[first.index].start.sample_in_epoch > 0
+        and first.abandoned is None
+        and not first.failed
+    )
+    if not resumes_mid_epoch:
+        assert all(s.replayed is None and s.skipped is None for s in resumed.segments)
+        return
+    assert first is not None
+    if policy is DataPolicy.EXACT:
+        assert first.replayed is None
+        assert first.skipped is None
+        return
+    position = at.progress.normalized(first.loader)
+    if policy is DataPolicy.REPLAY_EPOCH:
+        assert first.replayed is not None
+        assert (first.replayed.epoch, first.replayed.start, first.replayed.stop) == (
+            position.epoch,
+            0,
+            position.sample_in_epoch,
+        )
+        assert first.start.sample == position.sample
+        assert first.start.sample_in_epoch == 0
+    else:
+        assert policy is DataPolicy.NEXT_EPOCH
+        assert first.skipped is not None
+        assert (first.skipped.start, first.skipped.stop) == (
+            position.sample_in_epoch,
+            first.loader.samples,
+        )
+        assert first.start.epoch == position.epoch + 1
+
+
 class TestReplayAccounting:
     """Rule 11: each data policy reports exactly the samples it replays or skips."""
 
@@ -261,44 +302,11 @@ class TestReplayAccounting:
         resume that does not go on inside an epoch of the same stream reports neither."""
         config, calls = script
         original = plan(config, calls)
-        k = data.draw(st.integers(0, original.total_steps))
-        at = original.checkpoint_at(k)
+        at = original.checkpoint_at(data.draw(st.integers(0, original.total_steps)))
+        exact = plan(config, calls, at)
         for policy in DataPolicy:
             resumed = plan(attrs.evolve(config, data=policy), calls, at)
-            first = next((s for s in resumed.segments if s.action is not Action.SKIP), None)
-            exact = plan(config, calls, at)
-            resumes_mid_epoch = (
-                first is not None
-                and exact.segments[first.index].start.sample_in_epoch > 0
-                and first.abandoned is None
-                and not first.failed
-            )
-            if not resumes_mid_epoch:
-                assert all(s.replayed is None and s.skipped is None for s in resumed.segments)
-                continue
-            assert first is not None
-            if policy is DataPolicy.EXACT:
-                assert first.replayed is None
-                assert first.skipped is None
-                continue
-            position = at.progress.normalized(first.loader)
-            if policy is DataPolicy.REPLAY_EPOCH:
-                assert first.replayed is not None
-                assert (first.replayed.epoch, first.replayed.start, first.replayed.stop) == (
-                    position.epoch,
-                    0,
-                    position.sample_in_epoch,
-                )
-                assert first.start.sample == position.sample
-                assert first.start.sample_in_epoch == 0
-            else:
-                assert policy is DataPolicy.NEXT_EPOCH
-                assert first.skipped is not None
-                assert (first.skipped.start, first.skipped.stop) == (
-                    position.sample_in_epoch,
-                    first.loader.samples,
-                )
-                assert first.start.epoch == position.epoch + 1
+            _policy_ranges_hold(at, exact, resumed, policy)
 
     @given(scripts(), st.data())
     def test_exact_needs_no_range(self, script: Script, data: st.DataObject) -> None:

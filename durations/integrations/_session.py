@@ -18,12 +18,20 @@ import attrs
 from ..diagnostics import Severity
 from ..errors import DurationsError
 from ..fit import DataPolicy, FitCall, RunConfig
+from ..loader import Loader
 from ..planner import plan as make_plan
 from ..plans import Action, Plan, Segment
 from ..sharding import Padding
 from .checkpoints import CheckpointReader, FoundCheckpoint, latest_checkpoint
 
-__all__ = ["IntegrationError", "Session", "Start", "StartKind", "check_data_parallel"]
+__all__ = [
+    "IntegrationError",
+    "Session",
+    "Start",
+    "StartKind",
+    "check_data_parallel",
+    "samples_between",
+]
 
 
 class IntegrationError(DurationsError, RuntimeError):
@@ -145,6 +153,12 @@ class Session:
         segment = self.current()
         self.offset = segment.start.batch - framework_step
 
+    def saved_loader(self, name: str) -> Loader | None:
+        """Call ``name``'s loader as the checkpoint this process resumes from recorded it (the
+        plan's segment has the script's loader, which may differ: another world size)."""
+        entries = () if self.found is None else self.found.checkpoint.ledger or ()
+        return next((entry.loader for entry in entries if entry.name == name), None)
+
     def current(self) -> Segment:
         if self.segment is None:
             raise IntegrationError("no fit call is running: train/fit through the callback")
@@ -233,3 +247,18 @@ def check_data_parallel(
             f"{sharding.accumulation}, {sharding.padding.value} padding, drop_last="
             f"{loader.drop_last}; describe the job's loader as {wanted}"
         )
+
+
+def samples_between(start: tuple[int, int], stop: tuple[int, int], samples: int) -> str:
+    """The samples of the data from ``(epoch, position)`` ``start`` up to ``stop``, by epoch,
+    as ``"samples 15-20 of epoch 0 and samples 0-9 of epoch 1"`` (positions past the data's
+    end, where the ranks are evened, are not samples of their own)."""
+    parts = []
+    epoch, position = start
+    while (epoch, position) < stop:
+        end = min(stop[1] if epoch == stop[0] else samples, samples)
+        if position < end:
+            span = f"{position}-{end - 1}" if end - position > 1 else f"{position}"
+            parts.append(f"sample{'s' if end - position > 1 else ''} {span} of epoch {epoch}")
+        epoch, position = epoch + 1, 0
+    return " and ".join(parts) or "no sample"

@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..fit import FitCall, RunConfig
+from ..loader import Loader
+from ..plans import Action, Segment
 from ..sharding import Padding
 from . import INSTALL_HINT
 from ._session import (
@@ -38,6 +40,7 @@ from ._session import (
     StartKind,
     check_data_parallel,
     created_on_first_use,
+    samples_between,
 )
 from .checkpoints import DURATIONS_KEY, LIGHTNING, _is_url, _torch_load
 
@@ -212,13 +215,15 @@ class _Callback:
                     "an epoch, but its DataLoader has no state_dict(): Lightning would replay the "
                     "epoch from its start. Use torchdata.stateful_dataloader.StatefulDataLoader"
                 )
-            if segment.entry.loader.batch_size != loader.batch_size:
-                raise IntegrationError(
-                    f"call {segment.name!r} resumes mid-epoch at batch size {loader.batch_size}, "
-                    f"saved at {segment.entry.loader.batch_size}: the loader resumes by samples "
-                    "but Lightning counts batches, and would end the epoch at the wrong place "
-                    "(FINDINGS D4). Resume at the saved batch size, or from an epoch boundary"
-                )
+        saved = self.session.saved_loader(segment.name)
+        if (
+            segment.action is Action.RESUME
+            and saved is not None
+            and saved.batch_size != loader.batch_size
+        ):
+            _check_resumed_epoch(segment, saved, batches, accumulate)
+        if segment.action is Action.RESUME and segment.start.epoch > segment.entry.start.epoch:
+            _check_epoch_order(trainer, segment, self.session.found)
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
         self._step = trainer.global_step
@@ -250,6 +255,92 @@ class _Callback:
             name = f"{_file_name(segment.name)}-end.ckpt"
             path = posixpath.join(root, name) if _is_url(root) else os.path.join(root, name)
             trainer.save_checkpoint(path)
+
+
+def _world(loader: Loader) -> tuple[int, int]:
+    """Processes and per-device batch of ``loader`` (one process for a global stream)."""
+    if loader.sharding is None:
+        return 1, loader.batch_size
+    return loader.sharding.world_size, loader.sharding.device_batch_size
+
+
+def _check_resumed_epoch(segment: Segment, saved: Loader, batches: Any, accumulate: int) -> None:
+    """Refuse a resume at another batch size (another world size) where Lightning would read
+    other samples than the plan, naming them.
+
+    Mid-epoch, every rank takes up the ``StatefulDataLoader`` state rank 0 saved: it skips
+    the samples one rank had read, ``p / W`` of position ``p``, which at ``W'`` ranks is
+    position ``p * W' / W``; and Lightning counts the epoch in batches (FINDINGS D4). At an
+    epoch boundary, Lightning takes the saved batch count ``c`` of the epoch that ended as
+    the new epoch's and, when ``c`` is below the new count ``L'``, reads only its first
+    ``L' - c`` batches (FINDINGS LR1, LR3).
+    """
+    loader, here = segment.loader, segment.start
+    world, device = _world(loader)
+    old_world, old_device = _world(saved)
+    if saved.sharding is None:
+        old_device = max(1, saved.batch_size // accumulate)
+    samples = loader.samples
+    fix = (
+        f"resume at batch size {saved.batch_size}"
+        + (f" ({old_world} processes of {old_device} per device)" if saved.sharding else "")
+        + ", the one the call was saved at"
+    )
+    if not here.at_epoch_start:
+        per_rank = here.sample_in_epoch // old_world
+        resumes, planned = (here.epoch, per_rank * world), (here.epoch, here.sample_in_epoch)
+        if samples is None or resumes == planned:
+            what = "Lightning counts the epoch in the saved batches and would end it elsewhere"
+        elif resumes < planned:
+            what = f"{samples_between(resumes, planned, samples)} would be trained again"
+        else:
+            what = f"{samples_between(planned, resumes, samples)} would never be trained"
+        raise IntegrationError(
+            f"call {segment.name!r} resumes mid-epoch at batch size {loader.batch_size} "
+            f"({world} of {device} per device), saved at {saved.batch_size} ({old_world} of "
+            f"{old_device}): every rank's StatefulDataLoader takes up the {per_rank} samples "
+            f"rank 0 had read, so Lightning would resume at sample {resumes[1]} of epoch "
+            f"{here.epoch}, the plan at sample {here.sample_in_epoch}: {what} (FINDINGS D4). "
+            f"Either {fix}, or resume from an epoch boundary"
+        )
+    if not isinstance(batches, int) or saved.samples_per_epoch is None or samples is None:
+        return
+    per_rank_epoch = -(-saved.samples_per_epoch // old_world)
+    counted = -(-per_rank_epoch // old_device)
+    if counted >= batches:
+        return  # Lightning starts the new epoch's batch count at 0: exact
+    read = min((batches - counted) * world * device, samples)
+    raise IntegrationError(
+        f"call {segment.name!r} resumes at the start of epoch {here.epoch} at batch size "
+        f"{loader.batch_size} ({world} of {device} per device), saved at {saved.batch_size} "
+        f"({old_world} of {old_device}): Lightning would count {counted} of the epoch's "
+        f"{batches} batches as read (the saved epoch's count) and end it after "
+        f"{batches - counted}: "
+        f"{samples_between((here.epoch, read), (here.epoch + 1, 0), samples)} would never be "
+        f"trained (FINDINGS LR3). Either {fix}, or resume at a world size with at most "
+        f"{counted} batches per epoch"
+    )
+
+
+def _check_epoch_order(trainer: Any, segment: Segment, found: Any) -> None:
+    """Refuse a resume past the call's first epoch through a ``DistributedSampler`` that
+    shuffles by epoch (the one Lightning injects under DDP, FINDINGS L1): Lightning 2.6.6,
+    resumed there, read the call's first epoch's order again, mid-epoch and at an epoch
+    boundary alike (``tests/frameworks/test_ddp_resume.py``)."""
+    dataloader = trainer.train_dataloader
+    batch_sampler = getattr(dataloader, "batch_sampler", None)
+    sampler = getattr(batch_sampler, "sampler", None) or getattr(dataloader, "sampler", None)
+    if not (hasattr(sampler, "num_replicas") and getattr(sampler, "shuffle", False)):
+        return
+    here, first = segment.start, segment.entry.start.epoch
+    raise IntegrationError(
+        f"call {segment.name!r} resumes at sample {here.sample_in_epoch} of epoch {here.epoch}, "
+        f"past the call's first epoch {first}, through a DistributedSampler that shuffles by "
+        "epoch: Lightning resumed there reads the order of the call's first epoch again, not "
+        f"epoch {here.epoch}'s, and would train other samples than the plan. Resume from a "
+        f"checkpoint of epoch {first} (remove {found.path if found is not None else 'it'} "
+        "and those after it), or start the call over"
+    )
 
 
 def _repair_epoch_progress(checkpoint: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..fit import FitCall, RunConfig
+from ..loader import Loader
 from ..sharding import Padding
 from . import INSTALL_HINT
 from ._session import (
@@ -36,6 +37,7 @@ from ._session import (
     StartKind,
     check_data_parallel,
     created_on_first_use,
+    samples_between,
 )
 from .checkpoints import LEDGER_FILE, TRANSFORMERS
 
@@ -160,7 +162,10 @@ class _Callback:
                 world_size=world,
                 device_batch_size=state.train_batch_size,
                 accumulation=args.gradient_accumulation_steps,
-                padding=Padding.CYCLE if world > 1 else Padding.REPEAT,
+                # One process evens nothing: every padding reads the data as it is.
+                padding=Padding.CYCLE
+                if world > 1 or loader.sharding is None
+                else loader.sharding.padding,
                 drop_last=bool(args.dataloader_drop_last),
             )
         batch = state.train_batch_size * args.gradient_accumulation_steps * world
@@ -201,7 +206,8 @@ class _Callback:
 
     def _check_data_position(self, global_step: int) -> None:
         """Hugging Face's resume skips ``global_step % steps_per_epoch`` batches of an epoch
-        counted from the call's start; check that this is the plan's sample position."""
+        counted from the call's start, at the batch size it resumes at; check that this is the
+        plan's sample position, and name the samples it would train again or skip if not."""
         segment = self.session.current()
         loader = segment.loader
         if loader.samples is None or loader.steps_per_epoch is None:
@@ -211,14 +217,24 @@ class _Callback:
         framework = epochs * per_epoch + min(steps * loader.batch_size, per_epoch)
         begin, here = segment.entry.start, segment.start
         planned = (here.epoch - begin.epoch) * per_epoch + here.sample_in_epoch
-        if framework != planned:
-            raise IntegrationError(
-                f"call {segment.name!r}: Hugging Face would resume {framework} samples into the "
-                f"call's data (global_step {global_step}, batch {loader.batch_size}), the plan at "
-                f"{planned} ({here.sample_in_epoch} into epoch {here.epoch}); its batch skip is "
-                "only exact at the batch size the call started with "
-                f"({segment.entry.loader.batch_size})"
-            )
+        if framework == planned:
+            return
+        resumes = (begin.epoch + epochs, min(steps * loader.batch_size, per_epoch))
+        plans = (here.epoch, here.sample_in_epoch)
+        if framework < planned:
+            what = f"{samples_between(resumes, plans, loader.samples)} would be trained again"
+        else:
+            what = f"{samples_between(plans, resumes, loader.samples)} would never be trained"
+        saved = self.session.saved_loader(segment.name) or segment.entry.loader
+        at = _geometry(saved)
+        raise IntegrationError(
+            f"call {segment.name!r}: Hugging Face would resume at sample {resumes[1]} of epoch "
+            f"{resumes[0]} (global_step {global_step}: it skips {steps} steps of "
+            f"{loader.batch_size} samples{_geometry(loader)} into the call's epoch {epochs}), "
+            f"the plan at sample {plans[1]} of epoch {plans[0]}: {what}. Its batch skip is "
+            f"only exact at the batch size the call was saved at: resume at batch size "
+            f"{saved.batch_size}{at}"
+        )
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._step = state.global_step
@@ -244,6 +260,14 @@ class _Callback:
                 f"{segment.stop.batch}: raise max_steps / num_train_epochs, or remove what "
                 "stopped it (an EarlyStoppingCallback, an iterable dataset that ran out)"
             )
+
+
+def _geometry(loader: Loader) -> str:
+    sharding = loader.sharding
+    if sharding is None:
+        return ""
+    processes = "process" if sharding.world_size == 1 else "processes"
+    return f" ({sharding.world_size} {processes} of {sharding.device_batch_size} per device)"
 
 
 def _make_class() -> type[Any]:

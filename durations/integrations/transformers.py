@@ -16,8 +16,13 @@ where the plan says, which the callback checks), and gives a call that starts af
 previous call's final weights.
 
 Hugging Face counts ``global_step`` from 0 in every ``train()``, and names checkpoints after it,
-so each call needs its own ``output_dir`` under ``checkpoints`` (checked). See
-``docs/integrations.md``.
+so each call needs its own ``output_dir`` under ``checkpoints`` (checked).
+
+With ``schedule=`` (a :class:`~durations.Schedule`), the callback also supplies each
+``train()``'s learning-rate scheduler: a ``LambdaLR`` on the run's lifetime steps, resolved on
+the plan (:func:`durations.integrations.torch.scheduler`), in place of the one Hugging Face
+would build from ``max_steps``; Hugging Face's resume restores its state, and the rate at every
+step is the schedule's. See ``docs/integrations.md``.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 from ..fit import FitCall, RunConfig
 from ..loader import Loader
+from ..schedules import OnExtend, ResolvedSchedule, Schedule
 from ..sharding import Padding
 from . import INSTALL_HINT
 from ._session import (
@@ -62,6 +68,11 @@ class _Callback:
 
     Train with :meth:`train`, not ``trainer.train()``: a finished call must not train at all,
     which a callback cannot arrange, and a resumed call needs ``resume_from_checkpoint``.
+
+    With ``schedule``, every ``train()`` gets its learning-rate scheduler from the schedule
+    resolved on the plan (``on_extend`` as in :meth:`~durations.Schedule.resolve`), and the
+    trainer's own (``lr_scheduler_type``, warmup arguments, an ``optimizers=`` scheduler) is
+    not used: a scheduler passed in ``optimizers=`` is refused.
     """
 
     def __init__(
@@ -70,8 +81,15 @@ class _Callback:
         calls: Sequence[FitCall],
         *,
         checkpoints: str | os.PathLike[str],
+        schedule: Schedule | None = None,
+        on_extend: OnExtend | str | None = None,
     ) -> None:
+        if schedule is not None and not isinstance(schedule, Schedule):
+            raise TypeError(f"schedule={schedule!r}: expected a durations.Schedule or None")
         self.session = Session(config, calls, checkpoints, TRANSFORMERS)
+        self.schedule = schedule
+        self.on_extend = on_extend
+        self._curve: ResolvedSchedule | None = None
         self._active = False
         self._step = 0
 
@@ -81,6 +99,14 @@ class _Callback:
     def lifetime_step(self) -> int:
         """The run's lifetime step count (``Progress.batch``) where training is now."""
         return self.session.lifetime(self._step)
+
+    @property
+    def resolved_schedule(self) -> ResolvedSchedule | None:
+        """The schedule resolved on this process's plan (``None`` without ``schedule`` or
+        before the first ``train()``): the rate at lifetime step ``k`` is ``.lr(k, base)``."""
+        if self._curve is None and self.schedule is not None and self.session.plan is not None:
+            self._curve = self.schedule.resolve(self.session.plan, on_extend=self.on_extend)
+        return self._curve
 
     def train(self, trainer: Any, **kwargs: Any) -> Any:
         """Run the script's next fit call on ``trainer`` as the plan says.
@@ -115,11 +141,41 @@ class _Callback:
             # The call starts after a restart: the previous call's final weights, as an
             # uninterrupted script would hand them over in memory.
             trainer._load_from_checkpoint(start.weights_from)
+        if self.schedule is not None:
+            self._supply_scheduler(trainer, start.segment.start.batch)
         self._active = True
         try:
             return trainer.train(resume_from_checkpoint=start.resume_from, **kwargs)
         finally:
             self._active = False
+            vars(trainer).pop("create_scheduler", None)
+
+    def _supply_scheduler(self, trainer: Any, step: int) -> None:
+        """Have ``trainer`` build this call's scheduler from the plan, at lifetime ``step``.
+
+        Hugging Face creates the scheduler in ``train()``, once the optimizer exists, through
+        ``create_scheduler``, then (resuming) loads its state from the checkpoint: the count
+        saved there is a lifetime step too.
+        """
+        from .torch import _scheduler_class, scheduler
+
+        curve = self.resolved_schedule
+        assert curve is not None
+        existing = trainer.lr_scheduler
+        if existing is not None and not isinstance(existing, _scheduler_class()):
+            raise IntegrationError(
+                f"the trainer has its own scheduler ({type(existing).__name__}, from "
+                "Trainer(optimizers=...)) and the callback a schedule: drop one of them (pass "
+                "optimizers=(optimizer, None) to keep your optimizer)"
+            )
+        trainer.lr_scheduler = None
+
+        def create_scheduler(num_training_steps: int, optimizer: Any = None) -> Any:
+            chosen = trainer.optimizer if optimizer is None else optimizer
+            trainer.lr_scheduler = scheduler(chosen, curve, step=step)
+            return trainer.lr_scheduler
+
+        trainer.create_scheduler = create_scheduler
 
     def _check_output_dir(self, output_dir: str, name: str) -> None:
         """A new call must not write ``checkpoint-N`` where another call wrote them: Hugging
@@ -203,6 +259,22 @@ class _Callback:
                 "data exactly: leave ignore_data_skip=False"
             )
         self._check_data_position(state.global_step)
+        self._check_scheduler(kwargs.get("lr_scheduler"), state.global_step)
+
+    def _check_scheduler(self, scheduler: Any, global_step: int) -> None:
+        """The scheduler restored from a checkpoint must count lifetime steps: one saved by a
+        run without ``schedule=`` counts this call's steps, and would put the curve elsewhere."""
+        if self.schedule is None or scheduler is None:
+            return
+        here = self.session.lifetime(global_step)
+        if getattr(scheduler, "last_epoch", here) != here:
+            raise IntegrationError(
+                f"call {self.session.current().name!r} resumes at lifetime step {here}, but the "
+                f"scheduler state restored from the checkpoint counts {scheduler.last_epoch} "
+                "steps: the checkpoint was written by a run without schedule= (whose scheduler "
+                "counted each train()'s steps). Resume with the scheduler that run used, or "
+                "start the run again with the schedule"
+            )
 
     def _check_data_position(self, global_step: int) -> None:
         """Hugging Face's resume skips ``global_step % steps_per_epoch`` batches of an epoch

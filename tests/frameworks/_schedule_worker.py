@@ -1,0 +1,147 @@
+"""One process of a two-phase script whose learning rate comes from a durations schedule,
+through a framework's callback; run by ``test_schedule_resume.py``, which kills it from outside.
+
+``python -m tests.frameworks._schedule_worker JOB.json``; the job names the framework
+(``"hf"`` or ``"lightning"``), the checkpoint folder, the log file and optionally ``hold_at``: the
+lifetime step after whose checkpoint the process writes ``{"hold": k}`` and waits to be killed.
+Every optimizer step appends ``{"step": k, "lr": ..., "call": ...}`` to the log before the
+optimizer steps (``k``: the lifetime steps done before it), flushed and synced, so a line a kill
+cut short is the only one lost.
+
+The script is the one of ``test_integrations.py``: 2 epochs of A (100 samples, batch 10), then
+0.1 epoch of B (300 samples, batch 10), 23 steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from durations import END, FitCall, Landmark, Loader, RunConfig, Schedule
+
+A = Loader(samples=100, batch_size=10, name="a")
+B = Loader(samples=300, batch_size=10, name="b")
+CONFIG = RunConfig(max_duration="2ep")
+CALLS = (FitCall(loader=A, name="pretrain"), FitCall(loader=B, duration="0.1ep", name="curated"))
+STEPS = 23
+BASE = 1e-2
+#: Warm up over half an epoch, a cosine to 0.1 over the rest of the first call, then linearly
+#: to 0 over the second.
+SCHEDULE = (
+    Schedule.warmup("0.5ep")
+    .then_cosine(to=Fraction(1, 10), until=Landmark.call_stop("pretrain"))
+    .then_linear(to=0, until=END)
+)
+
+
+class _Log:
+    def __init__(self, path: Path) -> None:
+        self.handle = path.open("a", encoding="utf-8")
+
+    def write(self, item: dict[str, Any]) -> None:
+        self.handle.write(json.dumps(item) + "\n")
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+
+
+def _hold(log: _Log, step: int) -> None:
+    log.write({"hold": step})
+    while True:  # until the test kills the process
+        time.sleep(1)
+
+
+def _dataset(loader: Loader) -> Any:
+    import torch
+    from torch.utils.data import Dataset
+
+    offset = 0 if loader.name == "a" else 1000
+
+    class Items(Dataset[dict[str, torch.Tensor]]):
+        def __len__(self) -> int:
+            return loader.samples or 0
+
+        def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+            x = torch.tensor([float(offset + index) / 1000])
+            return {"x": x, "labels": 2 * x}
+
+    return Items()
+
+
+def _hf(job: dict[str, Any], log: _Log) -> None:
+    import torch
+    import transformers
+    from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
+
+    from durations.integrations.transformers import DurationsCallback
+
+    transformers.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    transformers.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(1, 1)
+
+        def forward(self, x: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
+            return {"loss": ((self.layer(x) - labels) ** 2).mean()}
+
+    root = Path(job["root"])
+    torch.manual_seed(0)
+    model = Model()
+    callback = DurationsCallback(CONFIG, CALLS, checkpoints=root, schedule=SCHEDULE)
+
+    class Probe(TrainerCallback):  # type: ignore[misc, unused-ignore]
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            log.write({"start": callback.session.lifetime(state.global_step)})
+
+        def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            lr = kwargs["optimizer"].param_groups[0]["lr"]
+            step = callback.session.lifetime(state.global_step)
+            log.write({"step": step, "lr": lr, "call": callback.session.current().name})
+
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if callback.session.lifetime(state.global_step) == job.get("hold_at"):
+                _hold(log, job["hold_at"])
+
+    for call in CALLS:
+        args = TrainingArguments(
+            output_dir=str(root / (call.name or "")),
+            per_device_train_batch_size=10,
+            learning_rate=BASE,
+            max_steps=1000,
+            save_strategy="steps",
+            save_steps=1,
+            report_to="none",
+            disable_tqdm=True,
+            logging_strategy="no",
+            use_cpu=True,
+            seed=0,
+            dataloader_num_workers=0,
+            train_sampling_strategy="sequential",
+        )
+        trainer = Trainer(
+            model=model,
+            args=args,
+            train_dataset=_dataset(call.loader),
+            callbacks=[callback, Probe()],
+        )
+        trainer.remove_callback(PrinterCallback)
+        callback.train(trainer)
+
+
+def main() -> None:
+    job = json.loads(Path(sys.argv[1]).read_text())
+    log = _Log(Path(job["log"]))
+    warnings.simplefilter("ignore")
+    {"hf": _hf}[job["framework"]](job, log)
+    log.write({"end": True})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""A two-phase run whose learning rate comes from a durations schedule, through a framework's
+callback, killed with SIGKILL from outside and run again unchanged: every optimizer step's rate
+is the uncrashed run's and ``ResolvedSchedule.lr(k, base)``.
+
+Each framework's run is three processes after an uncrashed one (``_schedule_worker.py``):
+
+1. killed once it holds after the checkpoint of a random step ``k1`` (1-20);
+2. killed at once when its log shows the rate of a random step ``k2`` (``k1 < k2 <= 22``), not at
+   a checkpoint: the process may be anywhere in step ``k2`` (or its checkpoint), and the next
+   process trains again what that checkpoint lacks;
+3. run to the end.
+
+``DURATIONS_SCHEDULE_KILLS="k1,k2"`` fixes the kill steps; a failure names them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from durations import plan
+from tests.frameworks._schedule_worker import BASE, CALLS, CONFIG, SCHEDULE, STEPS
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 300.0
+
+
+def _kills() -> tuple[int, int]:
+    fixed = os.environ.get("DURATIONS_SCHEDULE_KILLS")
+    if fixed:
+        first, second = (int(k) for k in fixed.split(","))
+        return first, second
+    first = random.randint(1, STEPS - 3)
+    return first, random.randint(first + 1, STEPS - 1)
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    items = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError:  # a line cut by the kill
+            continue
+    return items
+
+
+def _process(
+    framework: str, root: Path, name: str, *, hold_at: int | None = None, kill_at: int | None = None
+) -> dict[str, Any]:
+    """Run one process of the script; SIGKILL it once it holds after ``hold_at``'s checkpoint,
+    or as soon as its log shows step ``kill_at``."""
+    log = root / f"{name}.jsonl"
+    job = root / f"{name}.json"
+    job.write_text(
+        json.dumps(
+            {"framework": framework, "root": str(root / "run"), "log": str(log), "hold_at": hold_at}
+        )
+    )
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    output = root / f"{name}.out"
+    with output.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.frameworks._schedule_worker", str(job)],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + TIMEOUT
+        killed = False
+        while process.poll() is None and time.monotonic() < deadline:
+            items = _read(log)
+            if (hold_at is not None and any("hold" in i for i in items)) or (
+                kill_at is not None and any(i.get("step", -1) >= kill_at for i in items)
+            ):
+                os.killpg(process.pid, signal.SIGKILL)
+                killed = True
+                break
+            time.sleep(0.02)
+        if process.poll() is None and not killed:
+            os.killpg(process.pid, signal.SIGKILL)
+        returncode = process.wait()
+    items = _read(log)
+    return {
+        "name": name,
+        "returncode": returncode,
+        "killed": killed,
+        "starts": [i["start"] for i in items if "start" in i],
+        "steps": [(i["step"], i["lr"], i["call"]) for i in items if "step" in i],
+        "end": any("end" in i for i in items),
+        "output": output.read_text(errors="replace").splitlines()[-20:],
+    }
+
+
+def _run(framework: str, root: Path) -> dict[str, Any]:
+    first, second = _kills()
+    (root / "uncrashed").mkdir()
+    (root / "crashed").mkdir()
+    return {
+        "kills": (first, second),
+        "uncrashed": _process(framework, root / "uncrashed", "p0"),
+        "processes": [
+            _process(framework, root / "crashed", "p1", hold_at=first),
+            _process(framework, root / "crashed", "p2", kill_at=second),
+            _process(framework, root / "crashed", "p3"),
+        ],
+    }
+
+
+def _check(run: dict[str, Any]) -> None:
+    """The uncrashed run's rates are the resolved schedule's; every process of the killed run
+    trains each lifetime step it trains at that same rate; together they train every step."""
+    first, second = run["kills"]
+    about = f"killed after steps {first} and {second} (DURATIONS_SCHEDULE_KILLS={first},{second})"
+    curve = SCHEDULE.resolve(plan(CONFIG, CALLS))
+    expected = [curve.lr(k, BASE) for k in range(STEPS)]
+    full = run["uncrashed"]
+    assert full["end"], (about, full["output"])
+    assert full["returncode"] == 0, (about, full["output"])
+    assert [s[0] for s in full["steps"]] == list(range(STEPS)), about
+    assert [s[1] for s in full["steps"]] == expected, about
+    assert [s[2] for s in full["steps"]] == ["pretrain"] * 20 + ["curated"] * 3, about
+    p1, p2, p3 = run["processes"]
+    for killed in (p1, p2):
+        assert killed["killed"], (about, killed)
+        assert killed["returncode"] == -signal.SIGKILL, (about, killed)
+    assert p3["end"], (about, p3["output"])
+    assert p3["returncode"] == 0, (about, p3["output"])
+    assert p1["starts"][0] == 0, about
+    assert p1["steps"][-1][0] == first - 1, about
+    assert p2["starts"][0] == first, about
+    assert first <= p3["starts"][0] <= second + 1, about  # where p2's last checkpoint was
+    trained: dict[int, set[float]] = {}
+    for process in (p1, p2, p3):
+        steps = [s[0] for s in process["steps"]]
+        assert steps == list(range(process["starts"][0], process["starts"][0] + len(steps)))
+        for step, lr, call in process["steps"]:
+            assert (lr, call) == (full["steps"][step][1], full["steps"][step][2]), (about, step)
+            trained.setdefault(step, set()).add(lr)
+    assert sorted(trained) == list(range(STEPS)), about
+    assert all(len(rates) == 1 for rates in trained.values()), about
+
+
+@pytest.mark.parametrize("framework", ["hf"])
+def test_killed_run_follows_the_schedule_at_every_step(framework: str, tmp_path: Path) -> None:
+    """Killed with SIGKILL twice at random steps (once after a checkpoint, once anywhere in a
+    step) and run again unchanged, the run trains every lifetime step at the uncrashed run's
+    rate, which is ResolvedSchedule.lr(k, base)."""
+    pytest.importorskip({"hf": "transformers", "lightning": "pytorch_lightning"}[framework])
+    run = _run(framework, tmp_path)
+    processes = [(p["starts"], [s[0] for s in p["steps"]]) for p in run["processes"]]
+    print(json.dumps({"kills": run["kills"], "processes": processes}))
+    print(json.dumps({"rates": run["uncrashed"]["steps"]}))
+    _check(run)
+
+
+def test_hf_checkpoint_of_a_run_without_the_schedule_is_refused(tmp_path: Path) -> None:
+    """A scheduler restored from a checkpoint whose count is not the lifetime step (the second
+    call's own step count, as a run without schedule= saves it) is refused, saying why."""
+    pytest.importorskip("transformers")
+    from types import SimpleNamespace
+
+    from durations.integrations.transformers import DurationsCallback, IntegrationError
+
+    callback = DurationsCallback(CONFIG, CALLS, checkpoints=tmp_path, schedule=SCHEDULE)
+    callback.session.begin()
+    callback.session.begin()  # the second call, 'curated', from lifetime step 20
+    callback.session.attach(0)
+    callback._check_scheduler(SimpleNamespace(last_epoch=22), 2)  # lifetime 22: fine
+    with pytest.raises(IntegrationError, match=r"lifetime step 22, but .* counts 2 steps"):
+        callback._check_scheduler(SimpleNamespace(last_epoch=2), 2)

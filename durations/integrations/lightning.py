@@ -19,6 +19,11 @@ An exact mid-epoch resume needs a loader with ``state_dict``/``load_state_dict``
 torchdata's ``StatefulDataLoader``: a plain ``DataLoader`` replays the epoch (checked). The
 loader resumes by samples while Lightning counts batches, so a mid-epoch resume at another batch
 size is refused (``tests/frameworks/FINDINGS.md`` D4).
+
+With ``schedule=`` (a :class:`~durations.Schedule`), the callback also supplies each ``fit()``'s
+learning-rate scheduler: a ``LambdaLR`` on the run's lifetime steps, resolved on the plan
+(:func:`durations.integrations.torch.scheduler`), stepped after every optimizer step, in place
+of one from ``configure_optimizers`` (which must then return only the optimizer).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 from ..fit import FitCall, RunConfig
 from ..loader import Loader
 from ..plans import Action, Segment
+from ..schedules import OnExtend, ResolvedSchedule, Schedule
 from ..sharding import Padding
 from . import INSTALL_HINT
 from ._session import (
@@ -66,6 +72,10 @@ class _Callback:
 
     Fit with :meth:`fit`, not ``trainer.fit()``: it decides ``ckpt_path`` and skips calls that
     are finished.
+
+    With ``schedule``, every ``fit()`` gets its learning-rate scheduler from the schedule
+    resolved on the plan (``on_extend`` as in :meth:`~durations.Schedule.resolve`);
+    ``configure_optimizers`` must return one optimizer and no scheduler.
     """
 
     def __init__(
@@ -75,9 +85,16 @@ class _Callback:
         *,
         checkpoints: str | os.PathLike[str],
         save_at_end: bool = True,
+        schedule: Schedule | None = None,
+        on_extend: OnExtend | str | None = None,
     ) -> None:
+        if schedule is not None and not isinstance(schedule, Schedule):
+            raise TypeError(f"schedule={schedule!r}: expected a durations.Schedule or None")
         self.session = Session(config, calls, checkpoints, LIGHTNING)
         self.save_at_end = save_at_end
+        self.schedule = schedule
+        self.on_extend = on_extend
+        self._curve: ResolvedSchedule | None = None
         self._active = False
         self._resume_from: str | None = None
 
@@ -89,6 +106,14 @@ class _Callback:
     def lifetime_step(self) -> int:
         """The run's lifetime step count (``Progress.batch``) where training is now."""
         return self.session.lifetime(self._step)
+
+    @property
+    def resolved_schedule(self) -> ResolvedSchedule | None:
+        """The schedule resolved on this process's plan (``None`` without ``schedule`` or
+        before the first ``fit()``): the rate at lifetime step ``k`` is ``.lr(k, base)``."""
+        if self._curve is None and self.schedule is not None and self.session.plan is not None:
+            self._curve = self.schedule.resolve(self.session.plan, on_extend=self.on_extend)
+        return self._curve
 
     # -- the script's side ---------------------------------------------------------------------
 
@@ -137,6 +162,33 @@ class _Callback:
                     f"Lightning loaded a checkpoint at lifetime step {progress}, the plan "
                     f"resumes at {found.checkpoint.progress.batch} ({found.path})"
                 )
+
+    def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
+        """Supply the call's scheduler: after Lightning has run ``configure_optimizers`` and
+        before it restores a checkpoint's scheduler state (whose count is a lifetime step)."""
+        if not self._active or self.schedule is None:
+            return
+        from pytorch_lightning.utilities.types import LRSchedulerConfig
+
+        from .torch import _scheduler_class, scheduler
+
+        segment = self.session.current()
+        strategy = trainer.strategy
+        ours = _scheduler_class()
+        if any(not isinstance(c.scheduler, ours) for c in strategy.lr_scheduler_configs):
+            raise IntegrationError(
+                f"call {segment.name!r}: configure_optimizers returned a scheduler and the "
+                "callback has a schedule: return only the optimizer"
+            )
+        if len(strategy.optimizers) != 1:
+            raise IntegrationError(
+                f"call {segment.name!r}: the schedule drives one optimizer, configure_optimizers "
+                f"returned {len(strategy.optimizers)}"
+            )
+        curve = self.resolved_schedule
+        assert curve is not None
+        made = scheduler(strategy.optimizers[0], curve, step=segment.start.batch)
+        strategy.lr_scheduler_configs = [LRSchedulerConfig(made, interval="step")]
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
         if not self._active:
@@ -224,6 +276,16 @@ class _Callback:
             _check_resumed_epoch(segment, saved, batches, accumulate)
         if segment.action is Action.RESUME and segment.start.epoch > segment.entry.start.epoch:
             _check_epoch_order(trainer, segment, self.session.found)
+        if self.schedule is not None:
+            configs = trainer.lr_scheduler_configs
+            count = configs[0].scheduler.last_epoch if configs else segment.start.batch
+            if count != segment.start.batch:
+                raise IntegrationError(
+                    f"call {segment.name!r} resumes at lifetime step {segment.start.batch}, but "
+                    f"the scheduler state restored from the checkpoint counts {count} steps: "
+                    "the checkpoint was written by a run with another scheduler. Resume with "
+                    "the scheduler that run used, or start the run again with the schedule"
+                )
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
         self._step = trainer.global_step

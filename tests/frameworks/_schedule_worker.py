@@ -135,11 +135,73 @@ def _hf(job: dict[str, Any], log: _Log) -> None:
         callback.train(trainer)
 
 
+def _lightning(job: dict[str, Any], log: _Log) -> None:
+    import pytorch_lightning as pl
+    import torch
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    from durations.integrations.lightning import DurationsCallback
+
+    class Model(pl.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(1, 1)
+
+        def training_step(self, batch: dict[str, torch.Tensor], index: int) -> torch.Tensor:
+            loss: torch.Tensor = ((self.layer(batch["x"]) - batch["labels"]) ** 2).mean()
+            return loss
+
+        def configure_optimizers(self) -> torch.optim.Optimizer:
+            return torch.optim.AdamW(self.parameters(), lr=BASE)
+
+    root = Path(job["root"])
+    torch.manual_seed(0)
+    model = Model()
+    callback = DurationsCallback(CONFIG, CALLS, checkpoints=root, schedule=SCHEDULE)
+
+    class Probe(pl.Callback):
+        def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+            log.write({"start": callback.lifetime_step})
+
+        def on_train_batch_start(self, trainer: Any, *args: Any) -> None:
+            # Lightning runs ModelCheckpoint last: the previous step's checkpoint is written.
+            if callback.lifetime_step == job.get("hold_at"):
+                _hold(log, job["hold_at"])
+
+        def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
+            step = callback.session.lifetime(trainer.global_step)
+            lr = optimizer.param_groups[0]["lr"]
+            log.write({"step": step, "lr": lr, "call": callback.session.current().name})
+
+    for call in CALLS:
+        trainer = pl.Trainer(
+            accelerator="cpu",
+            devices=1,
+            max_epochs=-1,
+            logger=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            num_sanity_val_steps=0,
+            default_root_dir=root,
+            callbacks=[
+                callback,
+                Probe(),
+                pl.callbacks.ModelCheckpoint(
+                    dirpath=root / (call.name or ""),
+                    filename="{step}",
+                    every_n_train_steps=1,
+                    save_top_k=-1,
+                ),
+            ],
+        )
+        callback.fit(trainer, model, StatefulDataLoader(_dataset(call.loader), batch_size=10))
+
+
 def main() -> None:
     job = json.loads(Path(sys.argv[1]).read_text())
     log = _Log(Path(job["log"]))
     warnings.simplefilter("ignore")
-    {"hf": _hf}[job["framework"]](job, log)
+    {"hf": _hf, "lightning": _lightning}[job["framework"]](job, log)
     log.write({"end": True})
 
 

@@ -147,7 +147,7 @@ def _check(run: dict[str, Any]) -> None:
     assert all(len(rates) == 1 for rates in trained.values()), about
 
 
-@pytest.mark.parametrize("framework", ["hf"])
+@pytest.mark.parametrize("framework", ["hf", "lightning"])
 def test_killed_run_follows_the_schedule_at_every_step(framework: str, tmp_path: Path) -> None:
     """Killed with SIGKILL twice at random steps (once after a checkpoint, once anywhere in a
     step) and run again unchanged, the run trains every lifetime step at the uncrashed run's
@@ -175,3 +175,19 @@ def test_hf_checkpoint_of_a_run_without_the_schedule_is_refused(tmp_path: Path) 
     callback._check_scheduler(SimpleNamespace(last_epoch=22), 2)  # lifetime 22: fine
     with pytest.raises(IntegrationError, match=r"lifetime step 22, but .* counts 2 steps"):
         callback._check_scheduler(SimpleNamespace(last_epoch=2), 2)
+
+
+def test_lightning_scheduler_of_configure_optimizers_is_refused(tmp_path: Path) -> None:
+    """With a schedule, a scheduler from configure_optimizers is refused before training."""
+    pytest.importorskip("pytorch_lightning")
+    from types import SimpleNamespace
+
+    from durations.integrations.lightning import DurationsCallback, IntegrationError
+
+    callback = DurationsCallback(CONFIG, CALLS, checkpoints=tmp_path, schedule=SCHEDULE)
+    callback.session.begin()
+    callback._active = True
+    theirs = SimpleNamespace(scheduler=object())
+    strategy = SimpleNamespace(lr_scheduler_configs=[theirs], optimizers=[object()])
+    with pytest.raises(IntegrationError, match="return only the optimizer"):
+        callback.on_fit_start(SimpleNamespace(strategy=strategy), None)

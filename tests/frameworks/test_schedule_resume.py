@@ -5,9 +5,9 @@ is the uncrashed run's and ``ResolvedSchedule.lr(k, base)``.
 Each framework's run is three processes after an uncrashed one (``_schedule_worker.py``):
 
 1. killed once it holds after the checkpoint of a random step ``k1`` (1-20);
-2. killed at once when its log shows the rate of a random step ``k2`` (``k1 < k2 <= 22``), not at
-   a checkpoint: the process may be anywhere in step ``k2`` (or its checkpoint), and the next
-   process trains again what that checkpoint lacks;
+2. killed at once when its log shows the rate of a random step ``k2`` (``k1 < k2 <= 21``: well
+   before the run ends), not at a checkpoint: the process may be anywhere in step ``k2`` (or
+   its checkpoint), and the next process trains again what that checkpoint lacks;
 3. run to the end.
 
 ``DURATIONS_SCHEDULE_KILLS="k1,k2"`` fixes the kill steps; a failure names them.
@@ -40,7 +40,7 @@ def _kills() -> tuple[int, int]:
         first, second = (int(k) for k in fixed.split(","))
         return first, second
     first = random.randint(1, STEPS - 3)
-    return first, random.randint(first + 1, STEPS - 1)
+    return first, random.randint(first + 1, STEPS - 2)
 
 
 def _read(path: Path) -> list[dict[str, Any]]:

@@ -225,7 +225,7 @@ def _pairs(part: Part) -> Iterator[tuple[Geometry, Geometry | None, bool]]:
         for second in part.geometries:
             yield first, second, False
             same = len(first) == len(second) and first[0] == second[0] and first[-1] == second[-1]
-            if same and first != second and (len(first) == 3 or first[3] == second[3]):
+            if same and first != second and first[3:4] == second[3:4]:  # padding too
                 yield first, second, True
 
 
@@ -383,7 +383,7 @@ def _first_training(p: Plan) -> int | None:
 
 
 def _elastic(at: Checkpoint, resumed: Plan) -> None:
-    """Rule 12/18: a resumed call at another batch size or number of ranks keeps the data
+    """Rules 12 and 18: a resumed call at another batch size or number of ranks keeps the data
     position in samples: it starts at the checkpoint's position, or at the next epoch when the
     new geometry has nothing left to read in this one; and it says so."""
     index = _first_training(resumed)
@@ -403,29 +403,20 @@ def _elastic(at: Checkpoint, resumed: Plan) -> None:
         assert "batch-size-changed" in [d.code for d in segment.diagnostics]
 
 
-def _changed(loader: Loader) -> list[Loader]:
-    """The loader at every other batch size of the scope, or on 1 and 3 ranks."""
-    out = []
+def _changed(loader: Loader, choice: int) -> Loader:
+    """The loader at the ``choice``-th other batch size of 1, 2, 3; a data-parallel one on 1
+    or 3 ranks instead (the ``choice``-th)."""
     if loader.sharding is None:
-        batches = [b for b in (1, 2, 3) if b != loader.batch_size]
-        out = [loader.with_batch_size(b) for b in batches]
-    else:
-        out = [loader.with_world_size(w) for w in (1, 3) if w != loader.world_size]
-    return out
+        return loader.with_batch_size([b for b in (1, 2, 3) if b != loader.batch_size][choice])
+    return loader.with_world_size([w for w in (1, 3) if w != loader.world_size][choice])
 
 
 def _elastic_variants(calls: tuple[FitCall, ...]) -> Iterator[tuple[FitCall, ...] | None]:
-    """The script with every call's loader changed alike: ``None`` for a geometry the library
-    refuses with a ``DurationsError`` (an epoch that would train nothing)."""
-    alternatives = [0, 1]
-    for choice in alternatives:
+    """The script with every call's loader changed alike, both ways: ``None`` for a geometry
+    the library refuses with a ``DurationsError`` (an epoch that would train nothing)."""
+    for choice in (0, 1):
         try:
-            yield tuple(
-                attrs.evolve(call, loader=_changed(call.loader)[choice])
-                if len(_changed(call.loader)) > choice
-                else call
-                for call in calls
-            )
+            yield tuple(attrs.evolve(call, loader=_changed(call.loader, choice)) for call in calls)
         except DurationsError:
             yield None
 

@@ -8,13 +8,16 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 from ._grammar import format_number
+from ._timeline import Timeline
 from .checkpoint import Checkpoint, LedgerEntry, _progress_to_dict
 from .compare import Comparison
 from .diagnostics import Diagnostic
 from .errors import ConversionError
+from .intervals import At, AtCallEnds, Events, Every
 from .loader import Loader
 from .plans import Action, Plan, SampleRange, Segment
 from .progress import Progress
+from .schedules import Boundary, Landmark, ResolvedSchedule, Value
 from .time import Time
 from .units import Unit
 
@@ -286,6 +289,173 @@ def _allocate(weights: list[int], width: int) -> list[int]:
     if total == 0:
         return [0] * len(weights)
     return [max(1, w * width // total) if w else 0 for w in weights]
+
+
+# -- schedules and events ----------------------------------------------------------------------
+
+#: The events a line of ``events:`` counts before it stops and says "more than".
+MAX_COUNTED_EVENTS = 10_000
+
+
+def boundary_text(boundary: Boundary) -> str:
+    """A boundary as a scenario file writes it: a time, ``end``, ``start:CALL``, ``stop:CALL``."""
+    if not isinstance(boundary, Landmark):
+        return str(boundary)
+    if boundary.kind == "end":
+        return "end"
+    call = f"#{boundary.call}" if isinstance(boundary.call, int) else str(boundary.call)
+    return f"{'start' if boundary.kind == 'call_start' else 'stop'}:{call}"
+
+
+def interval_text(interval: Every | At | AtCallEnds) -> str:
+    """``every 0.25ep``, ``at 0.5dur, stop:pretrain``, ``at call ends``."""
+    if isinstance(interval, Every):
+        return f"every {interval.interval}"
+    if isinstance(interval, At):
+        return "at " + ", ".join(boundary_text(t) for t in interval.times)
+    return "at call ends"
+
+
+def clock_at(timeline: Timeline, step: int) -> str:
+    """The run clock at lifetime ``step``, in epochs (samples on a stream), or ``?``."""
+    for span in timeline.spans:
+        if span.first <= step <= span.last:
+            for unit in (Unit.EP, Unit.SP):
+                try:
+                    return f"{format_number(span.clock(unit, step))}{unit.value}"
+                except ConversionError:
+                    continue
+            break
+    return "?"
+
+
+def _factor_text(value: Value) -> str:
+    return format_number(value) if isinstance(value, Fraction) else f"{value:.6g}"
+
+
+def schedule_text(
+    plan: Plan, curve: ResolvedSchedule | None, events: dict[str, Events]
+) -> list[str]:
+    """The ``schedule:`` and ``events:`` sections of ``durations plan``: each piece's start and
+    stop as lifetime steps, the run clock at its stop, its factors; each interval's steps,
+    summarised to fit a line."""
+    timeline = Timeline.of(plan)
+    lines: list[str] = []
+    if curve is not None:
+        rows = [["piece", "until", "start", "stop", "clock at stop", "factor"]]
+        for piece in curve.pieces:
+            rows.append(
+                [
+                    piece.piece.kind,
+                    _clip(boundary_text(piece.piece.until)),
+                    f"{number(piece.start)}ba",
+                    f"{number(piece.stop)}ba",
+                    clock_at(timeline, piece.stop),
+                    f"{_factor_text(piece.start_value)} -> {_factor_text(piece.stop_value)}",
+                ]
+            )
+        lines.append(
+            f"schedule: from step {number(curve.start)} at factor "
+            f"{format_number(curve.schedule.initial)}; after step "
+            f"{number(curve.pieces[-1].stop if curve.pieces else curve.start)} it holds "
+            f"{_factor_text(curve.final)}"
+        )
+        lines.extend(f"  {line}" for line in _table(rows, frozenset({2, 3})))
+        for index, piece in enumerate(curve.pieces):
+            if piece.drops:
+                head = f"  pieces[{index}] drops by {format_number(piece.piece.gamma or 0)} at "
+                lines.append(_steps_line(head, piece.drops, len(piece.drops), complete=True))
+    if events:
+        if lines:
+            lines.append("")
+        lines.append("events:")
+        width = max(len(_clip(name)) for name in events)
+        for name, found in events.items():
+            head = f"  {_clip(name).ljust(width)}  {interval_text(found.interval)}: "
+            steps, complete = _count(found)
+            lines.append(_steps_line(head, steps, len(steps), complete=complete))
+    return lines
+
+
+def _count(events: Events) -> tuple[list[int], bool]:
+    """The steps of ``events``, up to ``MAX_COUNTED_EVENTS``; and whether that is all of them."""
+    steps: list[int] = []
+    for step in events.steps():
+        if len(steps) == MAX_COUNTED_EVENTS:
+            return steps, False
+        steps.append(step)
+    return steps, True
+
+
+def _steps_line(head: str, steps: Sequence[int], count: int, *, complete: bool) -> str:
+    """``head`` then the steps, all of them if they fit in ``LINE_WIDTH``, else the first few,
+    ``...`` and the last two (or ``more than N`` when not all were counted)."""
+    if not steps:
+        return head + "none in this plan"
+    total = number(count) if complete else f"more than {number(count)}"
+    noun = "step" if count == 1 and complete else "steps"
+    whole = f"{head}{total} {noun}: {', '.join(number(s) for s in steps)}"
+    if complete and len(whole) <= LINE_WIDTH:
+        return whole
+    tail = [number(s) for s in steps[-2:]] if complete else []
+    for first in range(8, 0, -1):
+        shown = [number(s) for s in steps[:first]]
+        line = f"{head}{total} {noun}: {', '.join([*shown, '...', *tail])}"
+        if len(line) <= LINE_WIDTH or first == 1:
+            return line
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _value_json(value: Value) -> dict[str, Any]:
+    exact = format_number(value) if isinstance(value, Fraction) else None
+    return {"value": float(value), "exact": exact}
+
+
+def schedule_json(plan: Plan, curve: ResolvedSchedule | None) -> dict[str, Any] | None:
+    """The schedule placed on ``plan``: every piece with its steps and factors."""
+    if curve is None:
+        return None
+    timeline = Timeline.of(plan)
+    return {
+        "text": str(curve.schedule),
+        "initial": format_number(curve.schedule.initial),
+        "start": curve.start,
+        "end": curve.end,
+        "pieces": [
+            {
+                "kind": p.piece.kind,
+                "until": boundary_text(p.piece.until),
+                "start": p.start,
+                "stop": p.stop,
+                "clock_at_stop": clock_at(timeline, p.stop),
+                "start_factor": _value_json(p.start_value),
+                "stop_factor": _value_json(p.stop_value),
+                "drops": list(p.drops),
+            }
+            for p in curve.pieces
+        ],
+    }
+
+
+#: ``--json`` lists at most this many steps of an event interval (and says when there are more).
+MAX_JSON_EVENTS = 1_000_000
+
+
+def events_json(events: dict[str, Events]) -> list[dict[str, Any]]:
+    """Every event interval with the steps it is due at: all of them, up to
+    ``MAX_JSON_EVENTS``; ``complete`` says whether that is all."""
+    found = []
+    for name, interval in events.items():
+        steps: list[int] = []
+        complete = True
+        for step in interval.steps():
+            if len(steps) == MAX_JSON_EVENTS:
+                complete = False
+                break
+            steps.append(step)
+        text = interval_text(interval.interval)
+        found.append({"name": name, "interval": text, "steps": steps, "complete": complete})
+    return found
 
 
 # -- JSON --------------------------------------------------------------------------------------

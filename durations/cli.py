@@ -19,13 +19,15 @@ import attrs
 from . import _render
 from .checkpoint import Checkpoint
 from .compare import TRAINERS, compare
-from .errors import SHOWN_CHARS, DurationsError, TimeParseError, shown
+from .errors import SHOWN_CHARS, DurationsError, ScheduleError, TimeParseError, shown
 from .fit import DataPolicy, FitCall, ResumeMode
+from .intervals import Events
 from .loader import Loader
 from .planner import plan
 from .plans import Plan
 from .readers import ExternalState, read_checkpoint, read_text
 from .scenario import Scenario
+from .schedules import ResolvedSchedule
 from .time import Time
 from .units import Unit
 
@@ -91,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
             examples:
               durations plan examples/two-phase.toml
               durations plan examples/two-phase.toml --json
+              durations plan examples/two-phase-schedule.toml --plot plan.png
               durations plan examples/two-phase.toml --resume-from 13ba   # crash at step 13?
               durations plan examples/two-phase.toml --resume-from runs/checkpoint-500
               durations plan examples/mid-epoch-exact.toml --data replay_epoch
@@ -101,6 +104,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("scenario", help="a scenario TOML file (docs/scenario-files.md)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also draw the calls, epochs, events and learning-rate factor on one axis of "
+        "lifetime steps into FILE (.png or .svg; needs the plot extra: pip install "
+        "'training-durations[plot]')",
+    )
     p.add_argument(
         "--resume-from",
         metavar="TIME|PATH",
@@ -213,13 +223,69 @@ def _plan(args: argparse.Namespace) -> int:
             f"what if: the re-run reads every data-parallel loader on {args.world_size} ranks"
         )
     result = plan(config, calls, checkpoint)
+    curve, events = _schedule(scenario, result)
+    if args.plot is not None:
+        _plot_to(args.plot, result, curve, events)
     if args.json:
-        print(json.dumps(_render.plan_json(result), indent=2))
+        data = _render.plan_json(result)
+        data["schedule"] = _render.schedule_json(result, curve)
+        data["events"] = _render.events_json(events)
+        print(json.dumps(data, indent=2))
     else:
         for note in notes:
             print(note)
-        print(_render.plan_text(result), end="")
+        text = _render.plan_text(result)
+        extra = _render.schedule_text(result, curve, events)
+        if extra:
+            # The schedule and events go after the timeline, before the diagnostics.
+            head, marker, diagnostics = text.partition("\ndiagnostics:\n")
+            text = "\n".join([head.rstrip("\n"), "", *extra]) + "\n"
+            text += marker + diagnostics if marker else ""
+        print(text, end="")
+        if args.plot is not None:
+            print(f"plot: {args.plot}")
     return 0 if result.ok else 1
+
+
+def _schedule(
+    scenario: Scenario, result: Plan
+) -> tuple[ResolvedSchedule | None, dict[str, Events]]:
+    """The scenario's ``[schedule]`` and ``[events]`` placed on ``result``."""
+    where = "[schedule]"
+    try:
+        curve = None
+        if scenario.schedule is not None:
+            curve = scenario.schedule.resolve(result, on_extend=scenario.on_extend)
+        events = {}
+        for name, interval in scenario.events.items():
+            where = f"[events.{name}]"
+            events[name] = interval.resolve(result)
+    except ScheduleError as error:
+        message = str(error).replace("pass on_extend='stretch'", 'set on_extend = "stretch"')
+        message = message.replace("on_extend='rewarm'", 'on_extend = "rewarm"')
+        raise InputError(f"{scenario.source}: {where}: {message}") from None
+    return curve, events
+
+
+def _plot_to(
+    target: str, result: Plan, curve: ResolvedSchedule | None, events: dict[str, Events]
+) -> None:
+    """Draw the plan into ``target`` (PNG or SVG by its suffix) with the optional matplotlib."""
+    path = Path(target)
+    suffix = path.suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise InputError(f"--plot {shown(target)}: expected a file name ending in .png or .svg")
+    from . import _plot  # matplotlib itself is imported when drawing
+
+    try:
+        _plot.draw(result, curve, events, path)
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] != "matplotlib":
+            raise
+        raise InputError(
+            "--plot needs matplotlib, which is not installed: "
+            "pip install 'training-durations[plot]'"
+        ) from None
 
 
 def _on_world_size(calls: tuple[FitCall, ...], world_size: int) -> tuple[FitCall, ...]:

@@ -15,7 +15,9 @@ import attrs
 
 from .errors import DurationsError
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
+from .intervals import At, AtCallEnds, Every
 from .loader import Loader
+from .schedules import END, Boundary, Landmark, OnExtend, Schedule
 from .time import Time
 from .units import Unit
 
@@ -37,7 +39,8 @@ class Scenario:
     """A run as a scenario file states it: configuration, loaders, fit calls, and resume.
 
     ``checkpoint`` is the ``[resume] checkpoint`` path exactly as written (relative paths are
-    relative to the scenario file).
+    relative to the scenario file). ``schedule`` and ``on_extend`` are the ``[schedule]`` table,
+    ``events`` the ``[events.NAME]`` tables, in the file's order.
     """
 
     config: RunConfig
@@ -45,6 +48,9 @@ class Scenario:
     calls: tuple[FitCall, ...]
     checkpoint: str | None = None
     source: str = "<scenario>"
+    schedule: Schedule | None = None
+    on_extend: OnExtend | None = None
+    events: Mapping[str, Every | At | AtCallEnds] = attrs.field(factory=dict)
 
     @classmethod
     def from_toml(cls, text: str, *, source: str = "<scenario>") -> Scenario:
@@ -73,12 +79,25 @@ class Scenario:
         return _Parser(source).scenario(data)
 
 
-_TOP = {"run", "loaders", "fit", "resume"}
+_TOP = {"run", "loaders", "fit", "resume", "schedule", "events"}
 _RUN = {"max_duration"}
 _LOADER = {"samples", "batch_size", "drop_last", "tokens_per_sample"}
 _SHARDED = {"world_size", "device_batch_size", "accumulation", "padding"}
 _FIT = {"loader", "duration", "until", "reset_time", "name"}
 _RESUME = {"checkpoint", "mode", "data"}
+_SCHEDULE = {"initial", "warmup", "pieces", "on_extend"}
+#: The keys of each kind of ``[[schedule.pieces]]``, besides ``kind``: the ``Schedule.then_*``
+#: method of that name takes them as arguments.
+_PIECES = {
+    "constant": {"until", "value"},
+    "linear": {"to", "until"},
+    "cosine": {"to", "until"},
+    "exponential": {"to", "until"},
+    "inverse_sqrt": {"until"},
+    "drops": {"at", "gamma", "until"},
+}
+_EVENT = {"every", "at", "at_call_ends"}
+_BOUNDARY = "a time string such as '2000ba' or '0.9dur', 'end', 'start:CALL' or 'stop:CALL'"
 
 
 class _Parser:
@@ -162,9 +181,166 @@ class _Parser:
                 data=DataPolicy.EXACT if policy is None else policy,
             ),
         )
+        names = [call.identity(index) for index, call in enumerate(calls)]
+        schedule, on_extend = None, None
+        if "schedule" in data:
+            schedule, on_extend = self.schedule(data["schedule"], names)
+        events = {}
+        if "events" in data:
+            table = data["events"]
+            if not isinstance(table, dict):
+                raise self.fail(
+                    "events", f"expected a table of [events.NAME] tables, got {_kind(table)}"
+                )
+            events = {name: self.event(name, body, names) for name, body in table.items()}
         return Scenario(
-            config=config, loaders=loaders, calls=calls, checkpoint=checkpoint, source=self.source
+            config=config,
+            loaders=loaders,
+            calls=calls,
+            checkpoint=checkpoint,
+            source=self.source,
+            schedule=schedule,
+            on_extend=on_extend,
+            events=events,
         )
+
+    # -- [schedule] and [events] ---------------------------------------------------------
+
+    def factor(self, table: dict[str, Any], key: str, where: str) -> Any:
+        """A factor as the API takes it: an integer, or a decimal string (never a TOML float)."""
+        value = table.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            inexact = (
+                " (a TOML float is inexact: write it as a string)"
+                if isinstance(value, float)
+                else ""
+            )
+            raise self.fail(
+                f"{where}.{key}",
+                f'expected a factor: an integer or a decimal string such as "0.1"{inexact}, '
+                f"got {_kind(value)} {value!r}",
+            )
+        return value
+
+    def boundary(self, value: object, where: str, names: list[str]) -> Boundary:
+        """``'end'``, ``'start:CALL'``, ``'stop:CALL'`` or a time string."""
+        if not isinstance(value, str):
+            raise self.fail(where, f"expected {_BOUNDARY}, got {_kind(value)} {value!r}")
+        if value == "end":
+            return END
+        kind, colon, call = value.partition(":")
+        if colon and kind in ("start", "stop"):
+            if call not in names:
+                close = difflib.get_close_matches(call, names, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise self.fail(
+                    where,
+                    f"no call {call!r} in [[fit]]{hint}; calls: {', '.join(names)} (a call "
+                    "without a name is '#' and its position)",
+                )
+            return Landmark.call_start(call) if kind == "start" else Landmark.call_stop(call)
+        try:
+            return Time.parse(value)
+        except DurationsError as error:
+            raise self.fail(where, f"{error}; a boundary is {_BOUNDARY}") from None
+
+    def schedule(self, body: object, names: list[str]) -> tuple[Schedule, OnExtend | None]:
+        table = self.table(body, "schedule", _SCHEDULE)
+        initial = self.factor(table, "initial", "schedule")
+        mode = self.typed(table, "on_extend", "schedule", str, "'stretch' or 'rewarm'")
+        if mode is not None and mode not in ("stretch", "rewarm"):
+            raise self.fail("schedule.on_extend", f"expected 'stretch' or 'rewarm', got {mode!r}")
+        on_extend = None if mode is None else OnExtend(mode)
+        schedule: Schedule
+        if "warmup" in table:
+            warmup = self.boundary(table["warmup"], "schedule.warmup", names)
+            schedule = self.build(
+                "schedule",
+                lambda: Schedule.warmup(warmup, initial=0 if initial is None else initial),
+            )
+        else:
+            schedule = self.build(
+                "schedule.initial", lambda: Schedule(1 if initial is None else initial)
+            )
+        pieces = table.get("pieces", [])
+        if not isinstance(pieces, list):
+            raise self.fail(
+                "schedule.pieces",
+                "expected an array of tables: write [[schedule.pieces]], not [schedule.pieces]",
+            )
+        for index, piece in enumerate(pieces):
+            schedule = self.piece(schedule, index, piece, names)
+        return schedule, on_extend
+
+    def piece(self, schedule: Schedule, index: int, body: object, names: list[str]) -> Schedule:
+        where = f"schedule.pieces[{index}]"
+        kinds = ", ".join(_PIECES)
+        if not isinstance(body, dict):
+            raise self.fail(where, f"expected a table, got {_kind(body)}")
+        kind = self.typed(body, "kind", where, str, f"one of {kinds}")
+        if kind is None:
+            raise self.fail(f"{where}.kind", f"missing: one of {kinds}")
+        if kind not in _PIECES:
+            close = difflib.get_close_matches(kind, list(_PIECES), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            warmup = " (a warmup is [schedule] warmup)" if kind == "warmup" else ""
+            raise self.fail(
+                f"{where}.kind", f"unknown kind {kind!r}{hint}{warmup}; expected one of {kinds}"
+            )
+        self.table(body, where, {"kind"} | _PIECES[kind])
+        required = {"until"} | ({"to"} if "to" in _PIECES[kind] else set())
+        required |= {"at", "gamma"} if kind == "drops" else set()
+        for key in sorted(required):
+            if key not in body:
+                raise self.fail(f"{where}.{key}", f"missing: a {kind} piece needs {key}")
+        until = self.boundary(body["until"], f"{where}.until", names)
+        args: dict[str, Any] = {"until": until}
+        for key in ("to", "value", "gamma"):
+            if key in body:
+                args[key] = self.factor(body, key, where)
+        if "at" in body:
+            at = body["at"]
+            items = at if isinstance(at, list) else [at]
+            args["at"] = [
+                self.boundary(
+                    item, f"{where}.at[{i}]" if isinstance(at, list) else f"{where}.at", names
+                )
+                for i, item in enumerate(items)
+            ]
+        method = getattr(schedule, f"then_{kind}")
+        return self.build(where, lambda: method(**args))  # type: ignore[no-any-return]
+
+    def event(self, name: str, body: object, names: list[str]) -> Every | At | AtCallEnds:
+        where = f"events.{name}"
+        table = self.table(body, where, _EVENT)
+        given = [key for key in ("every", "at", "at_call_ends") if key in table]
+        if len(given) != 1:
+            found = f"got {' and '.join(given)}" if given else "got none"
+            raise self.fail(
+                where,
+                f"give exactly one of every (a time such as '500ba'), at (a boundary or an "
+                f"array of them) or at_call_ends = true; {found}",
+            )
+        if "every" in table:
+            every = self.typed(table, "every", where, str, "a time string such as '500ba'")
+            time = self.boundary(every, f"{where}.every", names)
+            return self.build(f"{where}.every", lambda: Every(time))  # type: ignore[no-any-return]
+        if "at" in table:
+            at = table["at"]
+            if isinstance(at, list):
+                times = [self.boundary(t, f"{where}.at[{i}]", names) for i, t in enumerate(at)]
+            else:
+                times = [self.boundary(at, f"{where}.at", names)]
+            return self.build(f"{where}.at", lambda: At(times))  # type: ignore[no-any-return]
+        if table["at_call_ends"] is not True:
+            raise self.fail(
+                f"{where}.at_call_ends",
+                f"expected true (leave the key out otherwise), got {_kind(table['at_call_ends'])} "
+                f"{table['at_call_ends']!r}",
+            )
+        return AtCallEnds()
 
     def loader(self, name: str, body: object) -> Loader:
         where = f"loaders.{name}"

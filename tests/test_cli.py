@@ -42,6 +42,7 @@ def _scenario(name: str) -> Scenario:
 # (example, exit code, steps to train, a line the output must have)
 EXAMPLE_RUNS = [
     ("two-phase.toml", 0, 3940, "#1    run     curated   3,908ba  3,940ba     32"),
+    ("two-phase-schedule.toml", 0, 3940, "  cosine  stop:pretrain    200ba  3,908ba  2ep"),
     ("override-more.toml", 0, 12, "total: 12 steps · ends at step 22"),
     ("override-until.toml", 0, 2, "total: 2 steps · ends at step 12"),
     ("mid-epoch-exact.toml", 0, 170, "warning mid-epoch-no-loader-state"),
@@ -121,6 +122,103 @@ def test_json_matches_the_api() -> None:
         {"code": d.code, "severity": d.severity.value, "message": d.message, "call": d.call}
         for d in expected.diagnostics
     ]
+
+
+def test_json_schedule_and_events_match_the_api() -> None:
+    """--json gives every piece's steps and factors and every event's steps, as the API does;
+    a scenario without them has "schedule": null and "events": []."""
+    scenario = _scenario("two-phase-schedule.toml")
+    assert scenario.schedule is not None
+    full = plan(scenario.config, scenario.calls)
+    curve = scenario.schedule.resolve(full)
+    data = json.loads(run("plan", "examples/two-phase-schedule.toml", "--json").stdout)
+    pieces = data["schedule"]["pieces"]
+    assert [(p["kind"], p["until"], p["start"], p["stop"]) for p in pieces] == [
+        ("warmup", "200ba", 0, 200),
+        ("cosine", "stop:pretrain", 200, 3908),
+        ("linear", "end", 3908, 3940),
+    ]
+    assert [p["clock_at_stop"] for p in pieces] == ["0.1024ep", "2ep", "2.1024ep"]
+    assert [p["stop_factor"] for p in pieces] == [
+        {"value": 1.0, "exact": "1"},
+        {"value": 0.1, "exact": "0.1"},
+        {"value": 0.0, "exact": "0"},
+    ]
+    assert [(p.start, p.stop) for p in curve.pieces] == [(p["start"], p["stop"]) for p in pieces]
+    events = {e["name"]: e for e in data["events"]}
+    assert list(events) == ["checkpoint", "eval", "log"]
+    for name, interval in scenario.events.items():
+        assert events[name]["steps"] == list(interval.resolve(full).steps())
+    assert events["eval"] == {
+        "name": "eval",
+        "interval": "at call ends",
+        "steps": [3908, 3940],
+        "complete": True,
+    }
+    plain = json.loads(run("plan", "examples/two-phase.toml", "--json").stdout)
+    assert (plain["schedule"], plain["events"]) == (None, [])
+
+
+def test_schedule_after_a_crash_is_the_same() -> None:
+    """The schedule and events printed for the re-run after a crash are the uninterrupted
+    run's: lifetime steps, not steps of the re-run."""
+    full = json.loads(run("plan", "examples/two-phase-schedule.toml", "--json").stdout)
+    args = ("plan", "examples/two-phase-schedule.toml", "--json", "--resume-from", "3000ba")
+    resumed = json.loads(run(*args).stdout)
+    assert (resumed["schedule"], resumed["events"]) == (full["schedule"], full["events"])
+
+
+def test_many_events_are_summarised(tmp_path: Path) -> None:
+    """An event every step of a 1,000,000-step plan is counted up to a bound and shown by its
+    first steps, on one line that fits a terminal; --json lists them all."""
+    path = tmp_path / "many.toml"
+    path.write_text(
+        '[run]\nmax_duration = "1000000ba"\n[loaders.a]\nbatch_size = 1\n[[fit]]\nloader = "a"\n'
+        '[schedule]\nwarmup = "0.1dur"\n[events.log]\nevery = "1ba"\n'
+        '[events.some]\nevery = "7ba"\n'
+    )
+    lines = _check_widths(run("plan", str(path)).stdout)
+    assert "  log   every 1ba: more than 10,000 steps: 1, 2, 3, 4, 5, 6, 7, 8, ..." in lines
+    assert "  some  every 7ba: more than 10,000 steps: 7, 14, 21, 28, 35, 42, 49, 56, ..." in lines
+    assert "  warmup  0.1dur    0ba  100,000ba  100000sp       0 -> 1" in lines
+
+
+# (scenario tail after examples/two-phase-schedule.toml's calls, what the message must name)
+BAD_SCHEDULES = [
+    (
+        '[schedule]\nwarmup = "3ep"\n',
+        "[schedule]: pieces[0] (warmup until 3ep): 3ep is never reached in this plan",
+    ),
+    (
+        '[events.eval]\nat = "5ep"\n',
+        "[events.eval]: At(5ep): 5ep is never reached in this plan",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tail", "message"), BAD_SCHEDULES)
+def test_a_schedule_the_plan_cannot_place(tmp_path: Path, tail: str, message: str) -> None:
+    """A schedule or an event the plan cannot place is bad input: the file, the table, why."""
+    text = (EXAMPLES / "two-phase.toml").read_text()
+    path = tmp_path / "bad.toml"
+    path.write_text(text + "\n" + tail)
+    _one_line_error(run("plan", str(path)), f"{path}: {message}")
+
+
+def test_extend_asks_for_on_extend(tmp_path: Path) -> None:
+    """A plan that extends a finished run asks the file for [schedule] on_extend."""
+    path = tmp_path / "extend.toml"
+    path.write_text((EXAMPLES / "two-phase-schedule.toml").read_text())
+    result = run("plan", str(path), "--resume-from", "3940ba", "--mode", "extend")
+    _one_line_error(result, f"{path}: [schedule]: this plan goes on from lifetime step 3940")
+    assert 'set on_extend = "stretch" to re-resolve' in result.stderr
+    assert 'or on_extend = "rewarm" for a fresh curve from step 3940' in result.stderr
+    stretch = path.read_text().replace(
+        'warmup = "200ba"', 'warmup = "200ba"\non_extend = "stretch"'
+    )
+    path.write_text(stretch)
+    result = run("plan", str(path), "--resume-from", "3940ba", "--mode", "extend")
+    assert "  cosine  stop:pretrain    200ba  3,940ba  3ep" in result.stdout
 
 
 @settings(max_examples=15, deadline=None)

@@ -36,7 +36,7 @@ def test_typed_marker_is_shipped() -> None:
 
 
 #: Modules that are shells around the core (command line, integrations): they may do I/O.
-SHELLS = {"cli.py", "__main__.py", "readers.py", "testing.py", "_hypothesis.py"}
+SHELLS = {"cli.py", "__main__.py", "readers.py", "testing.py", "_hypothesis.py", "_plot.py"}
 #: Packages of shells: framework integrations import their framework (lazily).
 SHELL_PACKAGES = {"integrations"}
 

@@ -1,0 +1,202 @@
+"""``durations plan FILE --plot OUT``: the plan drawn on one axis of lifetime steps (a shell).
+
+The calls as spans, the epoch boundaries, the event ticks, and the learning-rate factor, into a
+PNG or an SVG. matplotlib is an optional extra (``pip install 'training-durations[plot]'``),
+imported only here and only when a picture is asked for; the core never imports it. The curve
+is sampled at a bounded number of steps (its piece boundaries and jumps exactly), so a plan of
+a billion steps draws as fast as one of a hundred.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from ._timeline import Timeline
+from .errors import ConversionError
+from .intervals import Events
+from .plans import Plan
+from .schedules import ResolvedSchedule
+from .units import Unit
+
+__all__ = ["draw"]
+
+#: Evenly spaced steps at which the curve is sampled, besides its boundaries and jumps.
+CURVE_SAMPLES = 1_000
+#: At most this many epoch boundaries are drawn (a plan of more draws none, and says so).
+MAX_EPOCH_LINES = 200
+#: At most this many ticks are drawn per event interval (the first ones; the label says so).
+MAX_TICKS = 5_000
+
+_COLORS = ("#4C72B0", "#55A868", "#C44E52", "#8172B2", "#CCB974", "#64B5CD")
+
+
+def curve_steps(curve: ResolvedSchedule) -> list[int]:
+    """The steps at which the curve is sampled: about ``CURVE_SAMPLES`` evenly spaced ones, and
+    on each side of every piece boundary and drop, so that every jump is drawn where it is."""
+    start, end = curve.start, max(curve.end, curve.start)
+    stride = max(1, (end - start) // CURVE_SAMPLES)
+    steps = set(range(start, end + 1, stride)) | {end}
+    for piece in curve.pieces:
+        for step in (piece.start, piece.stop, *piece.drops):
+            steps.update({step - 1, step})
+    return sorted(s for s in steps if start <= s <= end)
+
+
+def epoch_steps(timeline: Timeline) -> list[tuple[int, int]]:
+    """``(lifetime step, epoch)`` where each whole epoch of the run clock is reached."""
+    found: list[tuple[int, int]] = []
+    for span in timeline.spans:
+        try:
+            first = span.clock(Unit.EP, span.first)
+            last = span.clock(Unit.EP, span.last)
+        except ConversionError:
+            continue  # a stream has no epochs
+        epoch = -(-first.numerator // first.denominator)
+        while epoch <= last:
+            step = span.first + span.steps_until(Fraction(epoch), Unit.EP)
+            if step <= span.last:
+                found.append((step, epoch))
+            if len(found) > MAX_EPOCH_LINES:
+                return found
+            epoch += 1
+    return sorted(set(found))
+
+
+def draw(plan: Plan, curve: ResolvedSchedule | None, events: dict[str, Events], path: Path) -> None:
+    """Draw ``plan`` (and its curve and events) into ``path``, a ``.png`` or ``.svg``."""
+    from matplotlib import rc_context
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    timeline = Timeline.of(plan)
+    first = timeline_first(timeline)
+    last = max(timeline.end, first + 1)
+    rows = 1 + len(events)
+    figure = Figure(figsize=(11, 2.2 + 0.35 * rows + (2.6 if curve is not None else 0)))
+    FigureCanvasAgg(figure)
+    if curve is not None:
+        spans, factor = figure.subplots(
+            2, 1, sharex=True, gridspec_kw={"height_ratios": [0.6 + 0.35 * rows, 2.6]}
+        )
+    else:
+        spans, factor = figure.subplots(1, 1), None
+
+    _calls(spans, timeline, last - first)
+    _events(spans, events)
+    epochs = epoch_steps(timeline)
+    axes = [spans] if factor is None else [spans, factor]
+    if len(epochs) <= MAX_EPOCH_LINES:
+        for step, epoch in epochs:
+            for axis in axes:
+                axis.axvline(step, color="0.6", linestyle=":", linewidth=0.8, zorder=0)
+            if len(epochs) <= 24:
+                right = step - first > 0.95 * (last - first)
+                spans.text(
+                    step,
+                    rows - 0.45,
+                    f"ep {epoch} " if right else f" ep {epoch}",
+                    fontsize=7,
+                    color="0.4",
+                    va="bottom",
+                    ha="right" if right else "left",
+                )
+    if plan.checkpoint is not None:
+        for axis in axes:  # trained before the checkpoint: shaded
+            axis.axvspan(first, plan.start.batch, color="0.94", zorder=0)
+            axis.axvline(plan.start.batch, color="#C44E52", linestyle="--", linewidth=1.2)
+        spans.text(plan.start.batch, -0.62, " resume", fontsize=8, color="#C44E52", va="top")
+
+    spans.set_yticks(range(rows), ["calls", *events])
+    spans.set_ylim(rows - 0.5 + (0.45 if len(epochs) <= 24 and epochs else 0), -0.75)
+    spans.set_xlim(first, last)
+    spans.tick_params(axis="y", length=0)
+    spans.spines[["top", "right"]].set_visible(False)
+    title = f"{plan.total_steps:,} steps to train, lifetime steps {plan.start.batch:,} to "
+    title += f"{plan.stop.batch:,}"
+    if len(epochs) > MAX_EPOCH_LINES:
+        title += " (epoch boundaries: too many to draw)"
+    elif epochs:
+        title += " · dotted: epoch boundaries"
+    figure.suptitle(title, fontsize=10)
+    if factor is not None and curve is not None:
+        _curve(factor, curve)
+        factor.set_xlim(first, last)
+    (factor or spans).set_xlabel("lifetime step (optimizer steps since the run started)")
+    (factor or spans).xaxis.set_major_formatter(_thousands())
+    figure.tight_layout()
+    with rc_context({"svg.fonttype": "none"}):  # SVG text stays text: searchable, selectable
+        figure.savefig(path, dpi=120)
+
+
+def _thousands() -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda x, _: f"{x:,.0f}")
+
+
+def _calls(axis: Any, timeline: Timeline, width: int) -> None:
+    """One bar per call on row 0, named inside it when it is wide enough (else above it)."""
+    past = {span.call for span in timeline.past}
+    for call in timeline.calls:
+        if call.failed:
+            continue
+        color = _COLORS[call.index % len(_COLORS)]
+        length = max(call.stop - call.start, 0)
+        axis.broken_barh(
+            [(call.start, length)],
+            (-0.35, 0.7),
+            facecolors=color,
+            alpha=0.45 if call.name in past and call.stop <= timeline.plan.start.batch else 0.9,
+            edgecolor="white",
+        )
+        inside = length >= 0.08 * width
+        right = call.start - timeline_first(timeline) > 0.8 * width  # name it leftwards
+        axis.text(
+            call.start + length / 2 if inside else call.stop if right else call.start,
+            0 if inside else -0.4,
+            call.name,
+            ha="center" if inside else "right" if right else "left",
+            va="center" if inside else "bottom",
+            fontsize=8,
+            color="white" if inside else "black",
+            clip_on=True,
+        )
+
+
+def timeline_first(timeline: Timeline) -> int:
+    """The first lifetime step drawn: 0, or where the first call recorded started."""
+    return min([0, *(call.start for call in timeline.calls)])
+
+
+def _events(axis: Any, events: dict[str, Events]) -> None:
+    """One row of ticks per event interval, at the steps after which it is due."""
+    for row, found in enumerate(events.values(), start=1):
+        steps: list[int] = []
+        for step in found.steps():
+            if len(steps) == MAX_TICKS:
+                axis.text(steps[-1], row, f"  first {MAX_TICKS:,} shown", fontsize=7, va="center")
+                break
+            steps.append(step)
+        axis.vlines(steps, row - 0.3, row + 0.3, color="black", linewidth=1)
+
+
+def _curve(axis: Any, curve: ResolvedSchedule) -> None:
+    """The factor, sampled at a bounded number of steps; each piece's boundaries marked."""
+    steps = curve_steps(curve)
+    values = [float(curve.factor(step)) for step in steps]
+    axis.plot(steps, values, drawstyle="steps-post", color="#4C72B0", linewidth=1.6)
+    top = max([*values, 1.0]) * 1.12
+    for piece in curve.pieces:
+        axis.axvline(piece.stop, color="#4C72B0", alpha=0.25, linewidth=0.8)
+        middle = (piece.start + piece.stop) / 2
+        if piece.stop > piece.start:
+            axis.text(middle, top * 0.97, piece.piece.kind, ha="center", va="top", fontsize=8)
+    axis.set_ylim(0, top)
+    axis.set_ylabel("learning-rate factor")
+    axis.spines[["top", "right"]].set_visible(False)
+    axis.set_title(
+        "\n".join(textwrap.wrap(str(curve.schedule), 120)), fontsize=8, loc="left", color="0.3"
+    )

@@ -172,22 +172,36 @@ def timeline_first(timeline: Timeline) -> int:
 
 
 def _events(axis: Any, events: dict[str, Events]) -> None:
-    """One row of ticks per event interval, at the steps after which it is due."""
+    """One row of ticks per event interval, at the steps after which it is due (a band, for an
+    interval of more than ``MAX_TICKS`` events)."""
     for row, found in enumerate(events.values(), start=1):
         steps: list[int] = []
         for step in found.steps():
             if len(steps) == MAX_TICKS:
-                axis.text(steps[-1], row, f"  first {MAX_TICKS:,} shown", fontsize=7, va="center")
+                # Too dense to tell apart: one band from the first event to the plan's end.
+                axis.broken_barh(
+                    [(steps[0], found.end - steps[0])], (row - 0.3, 0.6), facecolors="0.8"
+                )
+                axis.text(
+                    (steps[0] + found.end) / 2,
+                    row,
+                    f"more than {MAX_TICKS:,} events: too dense to draw one by one",
+                    fontsize=7,
+                    ha="center",
+                    va="center",
+                )
                 break
             steps.append(step)
-        axis.vlines(steps, row - 0.3, row + 0.3, color="black", linewidth=1)
+        else:
+            axis.vlines(steps, row - 0.3, row + 0.3, color="black", linewidth=1)
 
 
 def _curve(axis: Any, curve: ResolvedSchedule) -> None:
     """The factor, sampled at a bounded number of steps; each piece's boundaries marked."""
     steps = curve_steps(curve)
     values = [float(curve.factor(step)) for step in steps]
-    axis.plot(steps, values, drawstyle="steps-post", color="#4C72B0", linewidth=1.6)
+    # Straight lines between samples: a jump at step b is drawn between b - 1 and b.
+    axis.plot(steps, values, color="#4C72B0", linewidth=1.6)
     top = max([*values, 1.0]) * 1.12
     for piece in curve.pieces:
         axis.axvline(piece.stop, color="#4C72B0", alpha=0.25, linewidth=0.8)

@@ -6,7 +6,8 @@ through a framework's callback; run by ``test_schedule_resume.py``, which kills 
 lifetime step after whose checkpoint the process writes ``{"hold": k}`` and waits to be killed.
 Every optimizer step appends ``{"step": k, "lr": ..., "call": ...}`` to the log before the
 optimizer steps (``k``: the lifetime steps done before it), flushed and synced, so a line a kill
-cut short is the only one lost.
+cut short is the only one lost. With ``pace``, every step starts after that many seconds of
+sleep, so that a kill from outside lands inside the run, not after its end.
 
 The script is the one of ``test_integrations.py``: 2 epochs of A (100 samples, batch 10), then
 0.1 epoch of B (300 samples, batch 10), 23 steps.
@@ -100,6 +101,9 @@ def _hf(job: dict[str, Any], log: _Log) -> None:
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             log.write({"start": callback.session.lifetime(state.global_step)})
 
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            time.sleep(job.get("pace") or 0)
+
         def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             lr = kwargs["optimizer"].param_groups[0]["lr"]
             step = callback.session.lifetime(state.global_step)
@@ -164,6 +168,7 @@ def _lightning(job: dict[str, Any], log: _Log) -> None:
             log.write({"start": callback.lifetime_step})
 
         def on_train_batch_start(self, trainer: Any, *args: Any) -> None:
+            time.sleep(job.get("pace") or 0)
             # Lightning runs ModelCheckpoint last: the previous step's checkpoint is written.
             if callback.lifetime_step == job.get("hold_at"):
                 _hold(log, job["hold_at"])

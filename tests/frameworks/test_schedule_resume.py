@@ -57,12 +57,20 @@ def _process(
     framework: str, root: Path, name: str, *, hold_at: int | None = None, kill_at: int | None = None
 ) -> dict[str, Any]:
     """Run one process of the script; SIGKILL it once it holds after ``hold_at``'s checkpoint,
-    or as soon as its log shows step ``kill_at``."""
+    or as soon as its log shows step ``kill_at`` (its steps then paced by 0.1 s, so that on a
+    busy machine the kill still lands inside the run)."""
+    pace = 0.1 if kill_at is not None else 0
     log = root / f"{name}.jsonl"
     job = root / f"{name}.json"
     job.write_text(
         json.dumps(
-            {"framework": framework, "root": str(root / "run"), "log": str(log), "hold_at": hold_at}
+            {
+                "framework": framework,
+                "root": str(root / "run"),
+                "log": str(log),
+                "hold_at": hold_at,
+                "pace": pace,
+            }
         )
     )
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}

@@ -49,7 +49,7 @@ class LedgerEntry:
     finished: bool
     stop: Progress | None = None
     #: Once finished: the target the next relative call may be measured from, or ``None`` when
-    #: the run is not at the first step boundary past this call's target (semantics rule 3).
+    #: this call's target is not its anchor (semantics rule 3 says exactly when it is).
     anchor: Time | None = None
 
     def __attrs_post_init__(self) -> None:

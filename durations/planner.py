@@ -554,10 +554,9 @@ def _anchor_after(
 ) -> Time | None:
     """Rule 3: the target a next relative call may anchor on, or ``None``.
 
-    A call's target anchors the next call when the run is at the first step boundary at or
-    past it: the call trained up to it (or landed on it exactly), or it trained nothing but its
-    target lies between an anchor the run is at the first boundary past and the position.
-    A target the run was already well past when the call started is stale: no anchor.
+    A call's target is its anchor when it trained at least one step, or trained none and the
+    position is exactly its target (``at_first_boundary``), or trained none and its target is
+    at or past the previous call's anchor, in the same unit on the same stream. Nothing else.
     """
     if at_first_boundary:
         return target

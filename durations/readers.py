@@ -117,7 +117,8 @@ def read_text(path: str | Path) -> str:
 
     Only a regular file is read, and at most :data:`MAX_FILE_BYTES` of it: a FIFO, a device or
     a socket (which could wait for a writer forever, or never end) is refused before anything
-    is read from it, and so is a directory. Each refusal is an ``OSError`` naming the path.
+    is read from it, and so is a directory; so is a file that is not UTF-8. Each refusal is an
+    ``OSError`` naming the path.
     """
     # O_NONBLOCK: opening a FIFO must not wait for a writer before it can be refused.
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -141,7 +142,14 @@ def read_text(path: str | Path) -> str:
             f"larger than {MAX_FILE_BYTES:,} bytes (64 MiB), the most durations reads",
             str(path),
         )
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
+    try:
+        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
+    except UnicodeDecodeError as error:
+        raise OSError(
+            errno.EILSEQ,
+            f"not UTF-8 text ({error.reason} at byte {error.start}); expected a UTF-8 file",
+            str(path),
+        ) from None
 
 
 def _kind(mode: int) -> str:

@@ -352,7 +352,7 @@ BAD_INPUT = [
     (["convert", "2.1", "--batch-size", "4"], "invalid time '2.1': missing unit"),
     (["inspect", "tests/golden/future-format.json"], "format 99 is newer"),
     (["inspect", "tests"], "is a directory without trainer_state.json"),
-    (["plan", "tests/golden/not-utf8.toml"], "cannot read the file as UTF-8 text"),
+    (["plan", "tests/golden/not-utf8.toml"], "cannot read tests/golden/not-utf8.toml: not UTF-8"),
     (["inspect", "tests/golden/nan-epoch/trainer_state.json"], "expected a finite number, got nan"),
     (["plan", "tests/golden/dur-max-duration.toml"], "run.max_duration: 1dur is a fraction"),
     (["plan", "tests/golden/no-fit.toml"], "fit: empty: add at least one [[fit]] table"),

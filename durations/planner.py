@@ -255,28 +255,17 @@ def _train(
                 f"({_describe_loader(entry.loader)} -> {_describe_loader(loader)}); the data "
                 "position of the checkpoint does not apply to it: it starts a new epoch",
             )
-        elif entry.loader.batch_size != loader.batch_size:
+        else:
             if entry.loader.world_size != loader.world_size:
+                # Said also when the global batch stays the same: the evening still moves.
                 say(
                     "world-size-changed",
                     f"{entry.loader.world_size} -> {loader.world_size} data-parallel ranks: "
                     f"the rest of epoch {read_from.epoch} from sample "
                     f"{read_from.sample_in_epoch} is evened for {loader.world_size} ranks",
                 )
-            say(
-                "batch-size-changed",
-                f"batch size {entry.loader.batch_size} -> {loader.batch_size}: the data "
-                f"position is kept in samples ({pos.sample_in_epoch} into epoch {pos.epoch})",
-            )
-            if target.unit is Unit.BA:
-                say(
-                    "ba-target-batch-size-changed",
-                    f"target {target} counts optimizer steps, set at batch size "
-                    f"{entry.loader.batch_size}; at batch size {loader.batch_size} each step "
-                    f"trains {loader.batch_size} samples instead, so the call trains "
-                    "a different number of samples; give the target in sp, tok or ep to keep "
-                    "its meaning",
-                )
+            if entry.loader.batch_size != loader.batch_size:
+                _say_batch_size_changed(entry.loader, loader, target, pos, say)
         if not same_stream and not pos.at_epoch_start:
             abandoned = _rest_of_epoch(pos, entry.loader)
             pos = pos.close_epoch()
@@ -453,6 +442,26 @@ def _apply_data_policy(
             "its start (data policy replay_epoch)",
         )
     return None, None, pos
+
+
+def _say_batch_size_changed(
+    before: Loader, loader: Loader, target: Time, pos: Progress, say: _Say
+) -> None:
+    """Rule 12: a started call resumed at another global batch size."""
+    say(
+        "batch-size-changed",
+        f"batch size {before.batch_size} -> {loader.batch_size}: the data "
+        f"position is kept in samples ({pos.sample_in_epoch} into epoch {pos.epoch})",
+    )
+    if target.unit is Unit.BA:
+        say(
+            "ba-target-batch-size-changed",
+            f"target {target} counts optimizer steps, set at batch size "
+            f"{before.batch_size}; at batch size {loader.batch_size} each step "
+            f"trains {loader.batch_size} samples instead, so the call trains "
+            "a different number of samples; give the target in sp, tok or ep to keep "
+            "its meaning",
+        )
 
 
 def _runtime_token_bound(

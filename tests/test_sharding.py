@@ -168,6 +168,18 @@ def test_world_size_change_is_said_before_the_first_step() -> None:
     )
 
 
+def test_world_size_change_is_said_when_the_global_batch_stays() -> None:
+    """2 ranks of 10 -> 4 ranks of 5: the same global batch, but the evening moves (101 pads to
+    102 on 2 ranks, to 104 on 4): world-size-changed is said, batch-size-changed is not."""
+    job = Loader.sharded(samples=101, world_size=2, device_batch_size=10, name="a")
+    other = Loader.sharded(samples=101, world_size=4, device_batch_size=5, name="a")
+    at3 = plan(RunConfig(max_duration="1ep"), [FitCall(loader=job)]).checkpoint_at(3)
+    resumed = plan(RunConfig(max_duration="1ep"), [FitCall(loader=other)], at3)
+    codes = [d.code for d in resumed.diagnostics]
+    assert codes == ["world-size-changed", "data-repeated"]
+    assert resumed.stop.sample == 104
+
+
 # (arguments, the field named, the reason) for loaders Loader.sharded refuses
 INVALID = [
     ({"world_size": 0}, "world_size", "expected a whole number > 0, got 0"),

@@ -93,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
             examples:
               durations plan examples/two-phase.toml
               durations plan examples/two-phase.toml --json
-              durations plan examples/two-phase-schedule.toml --plot plan.png
+              durations plan examples/two-phase.toml --plot plan.png
               durations plan examples/two-phase.toml --resume-from 13ba   # crash at step 13?
               durations plan examples/two-phase.toml --resume-from runs/checkpoint-500
               durations plan examples/mid-epoch-exact.toml --data replay_epoch

@@ -41,8 +41,8 @@ def _scenario(name: str) -> Scenario:
 
 # (example, exit code, steps to train, a line the output must have)
 EXAMPLE_RUNS = [
-    ("two-phase.toml", 0, 3940, "#1    run     curated   3,908ba  3,940ba     32"),
-    ("two-phase-schedule.toml", 0, 3940, "  cosine  stop:pretrain    200ba  3,908ba  2ep"),
+    ("two-phase.toml", 0, 3940, "anneal    run     curated   3,908ba  3,940ba     32"),
+    ("two-phase.toml", 0, 3940, "  cosine  stop:pretrain    200ba  3,908ba  2ep"),
     ("override-more.toml", 0, 12, "total: 12 steps · ends at step 22"),
     ("override-until.toml", 0, 2, "total: 2 steps · ends at step 12"),
     ("mid-epoch-exact.toml", 0, 170, "warning mid-epoch-no-loader-state"),
@@ -77,7 +77,7 @@ def test_world_size_needs_per_device_geometry() -> None:
     """A loader with only a global batch cannot be moved to other devices: exit 2, and why."""
     result = run("plan", "examples/two-phase.toml", "--world-size", "2")
     assert result.returncode == 2
-    assert "loader 'pretrain' of call '#0' gives no per-device geometry" in result.stderr
+    assert "loader 'pretrain' of call 'pretrain' gives no per-device geometry" in result.stderr
 
 
 @pytest.mark.parametrize(("example", "code", "steps", "line"), EXAMPLE_RUNS)
@@ -124,14 +124,20 @@ def test_json_matches_the_api() -> None:
     ]
 
 
-def test_json_schedule_and_events_match_the_api() -> None:
+def _without_schedule() -> str:
+    """examples/two-phase.toml without its [schedule] and [events] tables."""
+    text = (EXAMPLES / "two-phase.toml").read_text()
+    return text[: text.index("\n[schedule]")]
+
+
+def test_json_schedule_and_events_match_the_api(tmp_path: Path) -> None:
     """--json gives every piece's steps and factors and every event's steps, as the API does;
     a scenario without them has "schedule": null and "events": []."""
-    scenario = _scenario("two-phase-schedule.toml")
+    scenario = _scenario("two-phase.toml")
     assert scenario.schedule is not None
     full = plan(scenario.config, scenario.calls)
     curve = scenario.schedule.resolve(full)
-    data = json.loads(run("plan", "examples/two-phase-schedule.toml", "--json").stdout)
+    data = json.loads(run("plan", "examples/two-phase.toml", "--json").stdout)
     pieces = data["schedule"]["pieces"]
     assert [(p["kind"], p["until"], p["start"], p["stop"]) for p in pieces] == [
         ("warmup", "200ba", 0, 200),
@@ -155,15 +161,17 @@ def test_json_schedule_and_events_match_the_api() -> None:
         "steps": [3908, 3940],
         "complete": True,
     }
-    plain = json.loads(run("plan", "examples/two-phase.toml", "--json").stdout)
+    path = tmp_path / "plain.toml"
+    path.write_text(_without_schedule())
+    plain = json.loads(run("plan", str(path), "--json").stdout)
     assert (plain["schedule"], plain["events"]) == (None, [])
 
 
 def test_schedule_after_a_crash_is_the_same() -> None:
     """The schedule and events printed for the re-run after a crash are the uninterrupted
     run's: lifetime steps, not steps of the re-run."""
-    full = json.loads(run("plan", "examples/two-phase-schedule.toml", "--json").stdout)
-    args = ("plan", "examples/two-phase-schedule.toml", "--json", "--resume-from", "3000ba")
+    full = json.loads(run("plan", "examples/two-phase.toml", "--json").stdout)
+    args = ("plan", "examples/two-phase.toml", "--json", "--resume-from", "3000ba")
     resumed = json.loads(run(*args).stdout)
     assert (resumed["schedule"], resumed["events"]) == (full["schedule"], full["events"])
 
@@ -183,7 +191,7 @@ def test_many_events_are_summarised(tmp_path: Path) -> None:
     assert "  warmup  0.1dur    0ba  100,000ba  100000sp       0 -> 1" in lines
 
 
-# (scenario tail after examples/two-phase-schedule.toml's calls, what the message must name)
+# (scenario tail after examples/two-phase.toml's calls, what the message must name)
 BAD_SCHEDULES = [
     (
         '[schedule]\nwarmup = "3ep"\n',
@@ -199,16 +207,15 @@ BAD_SCHEDULES = [
 @pytest.mark.parametrize(("tail", "message"), BAD_SCHEDULES)
 def test_a_schedule_the_plan_cannot_place(tmp_path: Path, tail: str, message: str) -> None:
     """A schedule or an event the plan cannot place is bad input: the file, the table, why."""
-    text = (EXAMPLES / "two-phase.toml").read_text()
     path = tmp_path / "bad.toml"
-    path.write_text(text + "\n" + tail)
+    path.write_text(_without_schedule() + "\n" + tail)
     _one_line_error(run("plan", str(path)), f"{path}: {message}")
 
 
 def test_extend_asks_for_on_extend(tmp_path: Path) -> None:
     """A plan that extends a finished run asks the file for [schedule] on_extend."""
     path = tmp_path / "extend.toml"
-    path.write_text((EXAMPLES / "two-phase-schedule.toml").read_text())
+    path.write_text((EXAMPLES / "two-phase.toml").read_text())
     result = run("plan", str(path), "--resume-from", "3940ba", "--mode", "extend")
     _one_line_error(result, f"{path}: [schedule]: this plan goes on from lifetime step 3940")
     assert 'set on_extend = "stretch" to re-resolve' in result.stderr

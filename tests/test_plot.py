@@ -16,7 +16,7 @@ from durations._plot import CURVE_SAMPLES, curve_steps
 from durations.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = str(ROOT / "examples" / "two-phase-schedule.toml")
+EXAMPLE = str(ROOT / "examples" / "two-phase.toml")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

@@ -18,6 +18,7 @@ import attrs
 from ..diagnostics import Severity
 from ..errors import DurationsError
 from ..fit import DataPolicy, FitCall, RunConfig
+from ..intervals import At, AtCallEnds, Events, Every
 from ..loader import Loader
 from ..planner import plan as make_plan
 from ..plans import Action, Plan, Segment
@@ -70,6 +71,7 @@ class Session:
         calls: Sequence[FitCall],
         checkpoints: str | os.PathLike[str],
         reader: CheckpointReader,
+        save_on: Every | At | AtCallEnds | str | None = None,
     ) -> None:
         if not isinstance(config, RunConfig):
             raise TypeError(f"config={config!r}: expected a durations.RunConfig")
@@ -80,6 +82,8 @@ class Session:
         self.calls = calls
         self.checkpoints = os.fspath(checkpoints)
         self.reader = reader
+        self.save_on = _save_on(save_on)
+        self._saves: Events | None = None
         self.plan: Plan | None = None
         self.found: FoundCheckpoint | None = None
         self.segment: Segment | None = None
@@ -171,6 +175,20 @@ class Session:
     def should_stop(self, framework_step: int) -> bool:
         return self.lifetime(framework_step) >= self.current().stop.batch
 
+    def save_due(self, framework_step: int) -> bool:
+        """Whether ``save_on`` has a checkpoint due after the framework's step: the interval
+        is resolved on this process's plan, on lifetime steps, so the grid goes on across calls
+        and restarts (rule S6). The current call's stop is always due: the ledger must record
+        the call finished."""
+        if self.save_on is None:
+            return False
+        step = self.lifetime(framework_step)
+        if step == self.current().stop.batch:
+            return True
+        if self._saves is None:
+            self._saves = self.save_on.resolve(self._plan())
+        return self._saves.is_due(step)
+
     def checkpoint_dict(self, framework_step: int) -> dict[str, Any]:
         """The durations checkpoint (ledger included) at the framework's step, as JSON data."""
         planned = self._plan()
@@ -181,6 +199,18 @@ class Session:
                 f"this process's plan ({planned.start.batch} to {planned.stop.batch})"
             )
         return planned.checkpoint_at(step).to_dict()
+
+
+def _save_on(value: object) -> Every | At | AtCallEnds | None:
+    """``save_on=``: an interval, or a time string meaning ``Every(time)``."""
+    if value is None or isinstance(value, Every | At | AtCallEnds):
+        return value
+    if isinstance(value, str):
+        return Every(value)
+    raise TypeError(
+        f"save_on={value!r}: expected a durations Every, At or AtCallEnds, a time string such "
+        "as '0.25ep' (every 0.25 epoch), or None"
+    )
 
 
 def created_on_first_use(

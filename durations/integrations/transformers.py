@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..fit import FitCall, RunConfig
+from ..intervals import At, AtCallEnds, Every
 from ..loader import Loader
 from ..schedules import OnExtend, ResolvedSchedule, Schedule
 from ..sharding import Padding
@@ -73,6 +74,12 @@ class _Callback:
     resolved on the plan (``on_extend`` as in :meth:`~durations.Schedule.resolve`), and the
     trainer's own (``lr_scheduler_type``, warmup arguments, an ``optimizers=`` scheduler) is
     not used: a scheduler passed in ``optimizers=`` is refused.
+
+    With ``save_on`` (an :class:`~durations.Every`, :class:`~durations.At` or
+    :class:`~durations.AtCallEnds`, or a time string meaning ``Every``), the callback has Hugging
+    Face save a checkpoint at each step of that interval resolved on the plan, and at each
+    call's stop: one grid on lifetime steps across calls and restarts. Set
+    ``save_strategy="no"`` to have only those checkpoints.
     """
 
     def __init__(
@@ -83,10 +90,11 @@ class _Callback:
         checkpoints: str | os.PathLike[str],
         schedule: Schedule | None = None,
         on_extend: OnExtend | str | None = None,
+        save_on: Every | At | AtCallEnds | str | None = None,
     ) -> None:
         if schedule is not None and not isinstance(schedule, Schedule):
             raise TypeError(f"schedule={schedule!r}: expected a durations.Schedule or None")
-        self.session = Session(config, calls, checkpoints, TRANSFORMERS)
+        self.session = Session(config, calls, checkpoints, TRANSFORMERS, save_on=save_on)
         self.schedule = schedule
         self.on_extend = on_extend
         self._curve: ResolvedSchedule | None = None
@@ -310,6 +318,8 @@ class _Callback:
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._step = state.global_step
+        if self.session.save_due(state.global_step):
+            control.should_save = True  # on the plan's grid (every rank decides the same)
         if self.session.should_stop(state.global_step):
             control.should_training_stop = True
             if str(getattr(args.save_strategy, "value", args.save_strategy)) != "no":

@@ -3,7 +3,9 @@ through a framework's callback; run by ``test_schedule_resume.py``, which kills 
 
 ``python -m tests.frameworks._schedule_worker JOB.json``; the job names the framework
 (``"hf"`` or ``"lightning"``), the checkpoint folder, the log file and optionally ``hold_at``: the
-lifetime step after whose checkpoint the process writes ``{"hold": k}`` and waits to be killed.
+lifetime step after whose checkpoint the process writes ``{"hold": k}`` and waits to be killed,
+and optionally ``save_on``: the callback's ``save_on`` (the framework's own periodic checkpoints
+are then off).
 Every optimizer step appends ``{"step": k, "lr": ..., "call": ...}`` to the log before the
 optimizer steps (``k``: the lifetime steps done before it), flushed and synced, so a line a kill
 cut short is the only one lost. With ``pace``, every step starts after that many seconds of
@@ -95,7 +97,10 @@ def _hf(job: dict[str, Any], log: _Log) -> None:
     root = Path(job["root"])
     torch.manual_seed(0)
     model = Model()
-    callback = DurationsCallback(CONFIG, CALLS, checkpoints=root, schedule=SCHEDULE)
+    save_on = job.get("save_on")
+    callback = DurationsCallback(
+        CONFIG, CALLS, checkpoints=root, schedule=SCHEDULE, save_on=save_on
+    )
 
     class Probe(TrainerCallback):  # type: ignore[misc, unused-ignore]
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -119,7 +124,7 @@ def _hf(job: dict[str, Any], log: _Log) -> None:
             per_device_train_batch_size=10,
             learning_rate=BASE,
             max_steps=1000,
-            save_strategy="steps",
+            save_strategy="no" if save_on else "steps",
             save_steps=1,
             report_to="none",
             disable_tqdm=True,
@@ -161,7 +166,10 @@ def _lightning(job: dict[str, Any], log: _Log) -> None:
     root = Path(job["root"])
     torch.manual_seed(0)
     model = Model()
-    callback = DurationsCallback(CONFIG, CALLS, checkpoints=root, schedule=SCHEDULE)
+    save_on = job.get("save_on")
+    callback = DurationsCallback(
+        CONFIG, CALLS, checkpoints=root, schedule=SCHEDULE, save_on=save_on
+    )
 
     class Probe(pl.Callback):
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:
@@ -188,16 +196,19 @@ def _lightning(job: dict[str, Any], log: _Log) -> None:
             enable_model_summary=False,
             num_sanity_val_steps=0,
             default_root_dir=root,
-            callbacks=[
-                callback,
-                Probe(),
-                pl.callbacks.ModelCheckpoint(
-                    dirpath=root / (call.name or ""),
-                    filename="{step}",
-                    every_n_train_steps=1,
-                    save_top_k=-1,
-                ),
-            ],
+            callbacks=[callback, Probe()]
+            + (
+                []
+                if save_on
+                else [
+                    pl.callbacks.ModelCheckpoint(
+                        dirpath=root / (call.name or ""),
+                        filename="{step}",
+                        every_n_train_steps=1,
+                        save_top_k=-1,
+                    )
+                ]
+            ),
         )
         callback.fit(trainer, model, StatefulDataLoader(_dataset(call.loader), batch_size=10))
 

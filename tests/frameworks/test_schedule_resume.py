@@ -54,7 +54,13 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 
 def _process(
-    framework: str, root: Path, name: str, *, hold_at: int | None = None, kill_at: int | None = None
+    framework: str,
+    root: Path,
+    name: str,
+    *,
+    hold_at: int | None = None,
+    kill_at: int | None = None,
+    save_on: str | None = None,
 ) -> dict[str, Any]:
     """Run one process of the script; SIGKILL it once it holds after ``hold_at``'s checkpoint,
     or as soon as its log shows step ``kill_at`` (its steps then paced by 0.1 s, so that on a
@@ -70,6 +76,7 @@ def _process(
                 "log": str(log),
                 "hold_at": hold_at,
                 "pace": pace,
+                "save_on": save_on,
             }
         )
     )

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..fit import FitCall, RunConfig
+from ..intervals import At, AtCallEnds, Every
 from ..loader import Loader
 from ..plans import Action, Segment
 from ..schedules import OnExtend, ResolvedSchedule, Schedule
@@ -76,6 +77,12 @@ class _Callback:
     With ``schedule``, every ``fit()`` gets its learning-rate scheduler from the schedule
     resolved on the plan (``on_extend`` as in :meth:`~durations.Schedule.resolve`);
     ``configure_optimizers`` must return one optimizer and no scheduler.
+
+    With ``save_on`` (an :class:`~durations.Every`, :class:`~durations.At` or
+    :class:`~durations.AtCallEnds`, or a time string meaning ``Every``), the callback saves
+    ``<checkpoints>/<call>-step<k>.ckpt`` after each lifetime step ``k`` of that interval resolved
+    on the plan: one grid across calls and restarts, in place of ``ModelCheckpoint``'s count,
+    which restarts with every ``fit()``.
     """
 
     def __init__(
@@ -87,10 +94,11 @@ class _Callback:
         save_at_end: bool = True,
         schedule: Schedule | None = None,
         on_extend: OnExtend | str | None = None,
+        save_on: Every | At | AtCallEnds | str | None = None,
     ) -> None:
         if schedule is not None and not isinstance(schedule, Schedule):
             raise TypeError(f"schedule={schedule!r}: expected a durations.Schedule or None")
-        self.session = Session(config, calls, checkpoints, LIGHTNING)
+        self.session = Session(config, calls, checkpoints, LIGHTNING, save_on=save_on)
         self.save_at_end = save_at_end
         self.schedule = schedule
         self.on_extend = on_extend
@@ -141,6 +149,7 @@ class _Callback:
             model.load_state_dict(stored["state_dict"])
         self._active = True
         self._resume_from = start.resume_from
+        self._loader_states = None  # set by on_load_checkpoint when Lightning resumes
         try:
             trainer.fit(model, *args, ckpt_path=start.resume_from, **kwargs)
         finally:
@@ -149,10 +158,13 @@ class _Callback:
     # -- Lightning's side ---------------------------------------------------------------------
 
     _step = 0
+    _loader_states: Any = None
 
     def on_load_checkpoint(self, trainer: Any, pl_module: Any, checkpoint: dict[str, Any]) -> None:
         if not self._active:
             return
+        loops = checkpoint.get("loops", {}).get("fit_loop", {}).get("state_dict", {})
+        self._loader_states = loops.get("combined_loader") if isinstance(loops, dict) else None
         found = self.session.found
         stored = checkpoint.get(DURATIONS_KEY)
         if found is not None and self._resume_from == found.path and isinstance(stored, dict):
@@ -275,7 +287,7 @@ class _Callback:
         ):
             _check_resumed_epoch(segment, saved, batches, accumulate)
         if segment.action is Action.RESUME and segment.start.epoch > segment.entry.start.epoch:
-            _check_epoch_order(trainer, segment, self.session.found)
+            _resume_sampler_epoch(trainer, segment, self._loader_states)
         if self.schedule is not None:
             configs = trainer.lr_scheduler_configs
             count = configs[0].scheduler.last_epoch if configs else segment.start.batch
@@ -288,9 +300,23 @@ class _Callback:
                 )
 
     def on_train_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+        stepped = trainer.global_step != self._step  # an optimizer step ended with this batch
         self._step = trainer.global_step
-        if self.session.should_stop(trainer.global_step):
+        stop = self.session.should_stop(trainer.global_step)
+        if (
+            stepped
+            and self.session.save_due(trainer.global_step)
+            and not (stop and self.save_at_end)
+        ):
+            segment = self.session.current()
+            lifetime = self.session.lifetime(trainer.global_step)
+            trainer.save_checkpoint(self._path(f"{_file_name(segment.name)}-step{lifetime}.ckpt"))
+        if stop:
             trainer.should_stop = True
+
+    def _path(self, name: str) -> str:
+        root = self.session.checkpoints
+        return posixpath.join(root, name) if _is_url(root) else os.path.join(root, name)
 
     def on_save_checkpoint(self, trainer: Any, pl_module: Any, checkpoint: dict[str, Any]) -> None:
         if self.session.segment is None:
@@ -313,10 +339,7 @@ class _Callback:
                 "max_steps, limit_train_batches, EarlyStopping, a loader that ran out)"
             )
         if self.save_at_end:
-            root = self.session.checkpoints
-            name = f"{_file_name(segment.name)}-end.ckpt"
-            path = posixpath.join(root, name) if _is_url(root) else os.path.join(root, name)
-            trainer.save_checkpoint(path)
+            trainer.save_checkpoint(self._path(f"{_file_name(segment.name)}-end.ckpt"))
 
 
 def _world(loader: Loader) -> tuple[int, int]:
@@ -384,49 +407,78 @@ def _check_resumed_epoch(segment: Segment, saved: Loader, batches: Any, accumula
     )
 
 
-def _check_epoch_order(trainer: Any, segment: Segment, found: Any) -> None:
-    """Refuse a resume past the call's first epoch through a ``DistributedSampler`` that
-    shuffles by epoch (the one Lightning injects under DDP, FINDINGS L1): Lightning 2.6.6,
-    resumed there, read the call's first epoch's order again, mid-epoch and at an epoch
-    boundary alike (``tests/frameworks/test_ddp_resume.py``)."""
-    dataloader = trainer.train_dataloader
-    batch_sampler = getattr(dataloader, "batch_sampler", None)
-    sampler = getattr(batch_sampler, "sampler", None) or getattr(dataloader, "sampler", None)
-    if not (hasattr(sampler, "num_replicas") and getattr(sampler, "shuffle", False)):
+def _resume_sampler_epoch(trainer: Any, segment: Segment, states: Any) -> None:
+    """Resume past the call's first epoch through a ``DistributedSampler`` on that epoch's order.
+
+    Lightning 2.6.6 builds the resumed epoch's iterator in ``FitLoop.setup_data`` (fit_loop.py
+    270-276: the loader states are loaded, then ``iter(self._data_fetcher)``), before it sets
+    the sampler's epoch (``on_advance_start``, fit_loop.py 443-445). A ``StatefulDataLoader``
+    restored there fast-forwards a ``DistributedSampler``, whose ``__iter__`` draws its order
+    at once, still at epoch 0: the resumed epoch reads the call's first epoch's order
+    (FINDINGS LR5). At an epoch boundary the restored state is the ended epoch's, all read, and
+    the next epoch yields nothing. So, before the first batch: set every such sampler to the
+    epoch Lightning counts, load the saved loader state again (mid-epoch) or none (at the
+    boundary: a fresh epoch), and build the iterator again.
+    """
+    loop = trainer.fit_loop
+    combined = getattr(loop, "_combined_loader", None)
+    fetcher = getattr(loop, "_data_fetcher", None)
+    samplers = [
+        sampler
+        for dataloader in ([] if combined is None else combined.flattened)
+        for sampler in _samplers(dataloader)
+        if callable(getattr(sampler, "set_epoch", None))
+    ]
+    if not samplers:
         return
-    here, first = segment.start, segment.entry.start.epoch
-    raise IntegrationError(
-        f"call {segment.name!r} resumes at sample {here.sample_in_epoch} of epoch {here.epoch}, "
-        f"past the call's first epoch {first}, through a DistributedSampler that shuffles by "
-        "epoch: Lightning resumed there reads the order of the call's first epoch again, not "
-        f"epoch {here.epoch}'s, and would train other samples than the plan. Resume from a "
-        f"checkpoint of epoch {first} (remove {found.path if found is not None else 'it'} "
-        "and those after it), or start the call over"
-    )
+    epoch = loop.epoch_progress.current.processed
+    planned = segment.start.epoch - segment.entry.start.epoch
+    mid_epoch = not segment.start.at_epoch_start
+    if combined is None or fetcher is None or epoch != planned or (mid_epoch and not states):
+        raise IntegrationError(
+            f"call {segment.name!r} resumes at sample {segment.start.sample_in_epoch} of its "
+            f"epoch {planned} through a DistributedSampler, and Lightning is at epoch {epoch}"
+            + (" without a saved loader state" if mid_epoch and not states else "")
+            + ": it would read another epoch's order than the plan. Resume from a checkpoint "
+            "the callback wrote, with the StatefulDataLoader the call was saved with"
+        )
+    for sampler in samplers:
+        sampler.set_epoch(epoch)
+    if mid_epoch:
+        combined._load_state_dicts(states)
+    iter(fetcher)
+
+
+def _samplers(dataloader: Any) -> list[Any]:
+    """The samplers of ``dataloader`` whose order Lightning sets with ``set_epoch``."""
+    found = [getattr(dataloader, "sampler", None)]
+    found.append(getattr(getattr(dataloader, "batch_sampler", None), "sampler", None))
+    unique = {id(item): item for item in found if item is not None}
+    return list(unique.values())
 
 
 def _repair_epoch_progress(checkpoint: dict[str, Any]) -> None:
-    """Keep a mid-epoch checkpoint's epoch counters mid-epoch.
+    """Count a mid-epoch checkpoint's running epoch as started and not ended.
 
-    Lightning 2.6.6, resumed from a checkpoint at an epoch's last step, writes its later
-    checkpoints with the running epoch already counted as completed (``epoch_progress``
-    completed == ready). Resumed from one of those, it starts a new epoch and drops the
-    loader's position, replaying samples. The plan knows the run is inside an epoch, so the
-    epoch that has started but not ended is set back to not completed.
+    Lightning 2.6.6, resumed from a checkpoint at an epoch's last step, counts the epoch that
+    ended as processed and completed (``FitLoop.reset``, fit_loop.py 398-404) but skips
+    ``increment_ready``/``increment_started`` for the next one (``on_advance_start`` sees a
+    restart, fit_loop.py 447-453). Its later mid-epoch checkpoints then say ``ready ==
+    completed``: no epoch running (FINDINGS D13). Resumed from one of those, Lightning starts a
+    new epoch and drops a ``StatefulDataLoader``'s position. The plan knows the run is inside
+    an epoch, so that epoch is counted ready and started: ``completed`` (the epoch index, and
+    the epoch a ``DistributedSampler`` is set to) stays what it is.
     """
     progress = checkpoint.get("loops", {}).get("fit_loop", {}).get("epoch_progress")
     if not isinstance(progress, dict):
         return
     current = progress.get("current")
-    if not isinstance(current, dict) or not current.get("ready"):
-        return
-    if current.get("completed") != current["ready"]:
+    if not isinstance(current, dict) or current.get("completed") != current.get("ready"):
         return
     for part in ("current", "total"):
         counts = progress.get(part)
         if isinstance(counts, dict) and counts.get("completed") == counts.get("ready"):
-            counts["completed"] = counts["processed"] = counts["ready"] - 1
-    checkpoint["epoch"] = current["completed"]
+            counts["ready"] = counts["started"] = counts["completed"] + 1
 
 
 def _make_class() -> type[Any]:

@@ -9,22 +9,21 @@ checkpointing after every step. Per framework, one run:
    complete: every rank holds, then SIGKILL goes to torchrun's process group and to every
    worker's (``record_ddp.kill_job``: torchrun starts each worker in its own session);
 2. a copy of the folder as the kill left it is put aside for the last attempt;
-3. Hugging Face only: attempt 2 on 2 processes, killed after a random step ``k2`` (``k1 < k2
-   <= 6``). Lightning refuses every resume past its first epoch (below), so a second kill
-   would add little but its start-up time;
+3. attempt 2 on 2 processes, killed after a random step ``k2`` (``k1 < k2 <= 6``);
 4. the last attempt on 2 processes, to the end;
-5. attempt 1's copy run on **1** process: the script reads its world size from the job, so the
-   same script describes its loaders at 1 process.
+5. attempt 1's copy run on **1** process, and another copy on **3**: the script reads its world
+   size from the job, so the same script describes its loaders at 1 and at 3 processes.
 
 Over the attempts on 2 processes and both ranks, every lifetime step is trained once, and its
 multiset of samples is the one ``durations.testing.expected_steps`` lists for the plan's step:
 the resume at the same world size is exact; or an attempt is refused on every rank before its
 first step, with the message the test expects. At 1 process, the run either resumes exactly
 (the expected steps of the plan from the checkpoint) or stops before its first step with an
-``IntegrationError`` naming the samples the framework would train again or skip.
+``IntegrationError`` naming the samples the framework would train again or skip; at 3 the same
+holds, checked as that relation (the message names samples and the batch size to resume at).
 
-The kill steps are drawn at random; ``DURATIONS_DDP_RESUME_KILLS="k1,k2"`` fixes them (Lightning
-takes ``k1``). The module takes about 3 minutes, almost all of it start-up: 8 jobs of 15-20 s.
+The kill steps are drawn at random; ``DURATIONS_DDP_RESUME_KILLS="k1,k2"`` fixes them. The
+module takes about 4 minutes, almost all of it start-up: 12 jobs of 15-25 s.
 Skipped where torch or the framework does not import.
 """
 
@@ -33,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -144,10 +144,11 @@ def _run(framework: str, root: Path, kills: int) -> Run:
         for module in NEEDS[framework]:
             pytest.importorskip(module)
     first, *later = _kills(kills)
-    same, other = root / "same", root / "other"
+    same, other, three = root / "same", root / "other", root / "three"
     same.mkdir(parents=True)
     attempts = [_attempt(framework, same, 1, WORLD, first)]
     shutil.copytree(same / "checkpoints", other / "checkpoints")
+    shutil.copytree(same / "checkpoints", three / "checkpoints")
     left = latest_checkpoint(other / "checkpoints", reader=READERS[framework])
     for hold_at in later:
         attempts.append(_attempt(framework, same, len(attempts) + 1, WORLD, hold_at))
@@ -159,6 +160,7 @@ def _run(framework: str, root: Path, kills: int) -> Run:
         "attempts": attempts,
         "left": None if left is None else left.checkpoint,
         "other": _attempt(framework, other, 1, 1, None),
+        "three": _attempt(framework, three, 1, 3, None),
     }
 
 
@@ -169,7 +171,7 @@ def hf_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
 
 @pytest.fixture(scope="module")
 def pl_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    return _run("lightning", tmp_path_factory.mktemp("resume-pl"), kills=1)
+    return _run("lightning", tmp_path_factory.mktemp("resume-pl"), kills=2)
 
 
 def _about(run: Run) -> str:
@@ -248,22 +250,46 @@ def _check_same_world_size(run: Run) -> str | None:
     return None
 
 
-def _other_world_size(run: Run) -> tuple[dict[str, Any], str | None]:
-    """The 1-process attempt from the first kill's checkpoint: the refusal's message, or
-    ``None`` when it trained; a run that trained must have trained the plan exactly."""
-    attempt = run["other"]
-    rank = attempt["ranks"][0]
-    if rank["error"] is not None:
+def _other_world_size(run: Run, world: int = 1) -> tuple[dict[str, Any], str | None]:
+    """The attempt on ``world`` processes from the first kill's checkpoint: the refusal's
+    message (the same on every rank, before any step), or ``None`` when it trained; a run
+    that trained must have trained the plan from the checkpoint exactly."""
+    attempt = run["other" if world == 1 else "three"]
+    ranks = attempt["ranks"]
+    if any(rank["error"] is not None for rank in ranks):
         assert attempt["returncode"] != 0
-        assert rank["error"]["type"] == "IntegrationError", (_about(run), rank["error"])
-        assert rank["steps"] == [], (_about(run), rank)
-        return attempt, str(rank["error"]["message"])
+        errors = [rank["error"] for rank in ranks]
+        assert all(e is not None and e["type"] == "IntegrationError" for e in errors), errors
+        assert len({e["message"] for e in errors}) == 1, (_about(run), errors)
+        assert all(rank["steps"] == [] for rank in ranks), (_about(run), ranks)
+        return attempt, str(errors[0]["message"])
     assert attempt["returncode"] == 0, (_about(run), attempt["log"])
-    config, calls = script(run["framework"], 1)
+    config, calls = script(run["framework"], world)
     resumed = plan(config, calls, run["left"])
     expected = [(r.call, r.loader, r.samples) for r in expected_steps(resumed)]
-    assert _trained([attempt], 1) == expected, _about(run)
+    assert _trained([attempt], world) == expected, _about(run)
     return attempt, None
+
+
+@pytest.mark.parametrize("framework", ["transformers", "lightning"])
+def test_killed_job_rerun_on_three_processes_is_exact_or_names_the_samples(
+    framework: str, request: pytest.FixtureRequest
+) -> None:
+    """Killed on 2 processes and run again on 3 (15 samples a step instead of 10), the job
+    either trains exactly the plan from the checkpoint at 3 processes, or every rank stops
+    before its first step with one message that names the samples trained again or never and
+    the batch size the call was saved at."""
+    run = request.getfixturevalue({"transformers": "hf_run", "lightning": "pl_run"}[framework])
+    _, message = _other_world_size(run, 3)
+    if message is None:
+        return
+    assert re.search(
+        r"samples? [0-9-]+ of epoch \d+ .*would (be trained again|never be trained)", message
+    ), (
+        _about(run),
+        message,
+    )
+    assert "batch size 10 (2 processes of 5 per device)" in message, (_about(run), message)
 
 
 # -- Hugging Face ---------------------------------------------------------------------------------
@@ -319,30 +345,16 @@ def test_hf_killed_job_rerun_on_one_process_is_refused_naming_the_replayed_sampl
 # -- Lightning ------------------------------------------------------------------------------------
 
 
-def test_lightning_killed_job_resumes_exactly_at_the_same_world_size_in_the_first_epoch(
-    pl_run: Run,
-) -> None:
-    """Killed with SIGKILL after a random step and run again on 2 processes, Lightning with a
-    StatefulDataLoader under DDP resumes exactly inside the call's first epoch (every rank
-    takes up the loader state rank 0 saved, which is its own at the same world size) and at
-    the start of a call. Killed after a step of a later epoch (3-5: the sampler Lightning
-    injects shuffles by epoch, and the resumed run reads epoch 0's order again), the next
-    attempt is refused on every rank before its first step, naming the checkpoint."""
-    refused = _check_same_world_size(pl_run)
-    later = [k for k in pl_run["kills"] if 3 <= k <= 5]
-    if not later:
-        assert refused is None, (_about(pl_run), refused)
-        return
-    at = later[0]
-    epoch, sample = divmod(at, 3)
-    path = pl_run["root"] / "same" / "checkpoints" / "first" / f"step={at}.ckpt"
-    assert refused == (
-        f"call 'first' resumes at sample {sample * 10} of epoch {epoch}, past the call's first "
-        "epoch 0, through a DistributedSampler that shuffles by epoch: Lightning resumed there "
-        "reads the order of the call's first epoch again, not epoch 1's, and would train other "
-        "samples than the plan. Resume from a checkpoint of epoch 0 (remove "
-        f"{path} and those after it), or start the call over"
-    ), _about(pl_run)
+def test_lightning_killed_job_resumes_exactly_at_the_same_world_size(pl_run: Run) -> None:
+    """Killed twice with SIGKILL after random steps and run again on 2 processes, Lightning with
+    a StatefulDataLoader under DDP trains every step once, each reading over both ranks the
+    samples expected_steps lists (the places in each epoch's order, which the sampler Lightning
+    injects shuffles by epoch), and ends at the plan's step 7 with both calls finished. Past
+    the call's first epoch (kills after steps 3-5) this holds because the callback puts the
+    restored loader on the resumed epoch's order before the first batch (FINDINGS LR5):
+    without it the resumed run reads epoch 0's order again, and from the boundary (step 3)
+    nothing at all of epoch 1."""
+    assert _check_same_world_size(pl_run) is None, _about(pl_run)
 
 
 #: Lightning at 1 process from the kill after step k. Mid-epoch (k = 1, 2, 4, 5: position

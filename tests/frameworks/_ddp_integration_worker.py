@@ -5,11 +5,15 @@ Started by ``tests/frameworks/test_ddp_integrations.py`` as::
     python -m torch.distributed.run --nproc_per_node=2 --module \
         tests.frameworks._ddp_integration_worker job.json
 
-``job.json`` names the framework and a folder. Each rank runs two scripts, one after the other,
+``job.json`` names the framework and a folder. Each rank runs three scripts, one after the other,
 in that process group:
 
 - ``good``: :func:`script` with the loaders the job really has, ``Loader.sharded(...)`` with the
   framework's padding. Every optimizer step is recorded: the sample ids this rank read for it.
+- ``variant``: the geometries the ``good`` script does not have. Hugging Face: gradient
+  accumulation 2 in both calls. Lightning: the first call brings its own shuffling
+  ``DistributedSampler(drop_last=True)`` (``Padding.DROP``: 21 samples read as 20), the second
+  accumulates 2 micro-batches per optimizer step.
 - ``bad``: the same script whose first loader is one global stream, ``Loader(samples=21,
   batch_size=10)``. The callback must refuse it before the first optimizer step; the error is
   recorded and raised again, so the job fails as the user's would.
@@ -47,6 +51,15 @@ CONFIG = RunConfig(max_duration="2ep")
 WAIT_FOR_RANKS = 60.0
 
 
+#: (framework, loader) -> (accumulation, padding) of the ``variant`` script.
+VARIANT = {
+    ("transformers", "a"): (2, Padding.CYCLE),
+    ("transformers", "b"): (2, Padding.CYCLE),
+    ("lightning", "a"): (1, Padding.DROP),
+    ("lightning", "b"): (2, Padding.REPEAT),
+}
+
+
 def script(framework: str, which: str) -> tuple[RunConfig, list[FitCall]]:
     """The script: 2 epochs of ``a``, then 1.5 epochs of ``b`` (stopped inside an epoch)."""
     loaders = {
@@ -54,7 +67,8 @@ def script(framework: str, which: str) -> tuple[RunConfig, list[FitCall]]:
             samples=SAMPLES[name],
             world_size=WORLD,
             device_batch_size=DEVICE_BATCH[name],
-            padding=PADDING[framework],
+            accumulation=VARIANT[framework, name][0] if which == "variant" else 1,
+            padding=VARIANT[framework, name][1] if which == "variant" else PADDING[framework],
             name=name,
         )
         for name in ("a", "b")
@@ -106,6 +120,11 @@ class Record:
             if all((folder / f"rank{r}.json").exists() for r in range(WORLD)):
                 return
             time.sleep(0.05)
+
+
+def _accumulation(call: FitCall) -> int:
+    sharding = call.loader.sharding
+    return 1 if sharding is None else sharding.accumulation
 
 
 def run_transformers(config: RunConfig, calls: list[FitCall], root: Path, record: Record) -> None:
@@ -164,6 +183,7 @@ def run_transformers(config: RunConfig, calls: list[FitCall], root: Path, record
         args = TrainingArguments(
             output_dir=str(root / (call.name or "")),
             per_device_train_batch_size=DEVICE_BATCH[name],
+            gradient_accumulation_steps=_accumulation(call),
             learning_rate=0.0,
             max_steps=1000,  # the callback stops each call
             save_strategy="steps",
@@ -261,13 +281,23 @@ def run_lightning(config: RunConfig, calls: list[FitCall], root: Path, record: R
                 }
             )
 
+        def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+            self.seen = trainer.global_step
+
         def on_train_batch_end(self, trainer: Any, *args: Any) -> None:
+            if trainer.global_step == self.seen:
+                return  # a micro-batch of an optimizer step still accumulating
+            self.seen = trainer.global_step
             name = callback.session.current().name
             record.step(name, callback.lifetime_step, trainer.current_epoch)
 
     for index, call in enumerate(calls):
         name = call.loader.name or ""
-        own = index == 1  # the second call brings its own sequential DistributedSampler
+        sharding = call.loader.sharding
+        drop = sharding is not None and sharding.padding is Padding.DROP
+        # The second call brings its own sequential DistributedSampler, and so does a call
+        # whose sampler drops the tail (shuffled: as the injected one would).
+        own = index == 1 or drop
         trainer = pl.Trainer(
             accelerator="cpu",
             strategy="ddp",
@@ -281,10 +311,11 @@ def run_lightning(config: RunConfig, calls: list[FitCall], root: Path, record: R
             default_root_dir=root,
             callbacks=[callback, Probe()],
             use_distributed_sampler=not own,
+            accumulate_grad_batches=_accumulation(call),
         )
         dataset = IdDataset(name)
         if own:
-            sampler = DistributedSampler(dataset, shuffle=False)
+            sampler = DistributedSampler(dataset, shuffle=drop, drop_last=drop, seed=0)
             loader = StatefulDataLoader(dataset, batch_size=DEVICE_BATCH[name], sampler=sampler)
         else:
             loader = StatefulDataLoader(dataset, batch_size=DEVICE_BATCH[name], shuffle=False)
@@ -295,7 +326,7 @@ def main(argv: list[str]) -> int:
     job = json.loads(Path(argv[0]).read_text())
     framework, root = job["framework"], Path(job["root"])
     runner = run_transformers if framework == "transformers" else run_lightning
-    for which in ("good", "bad"):
+    for which in ("good", "variant", "bad"):
         config, calls = script(framework, which)
         record = Record(root / which)
         start = time.perf_counter()

@@ -1,6 +1,6 @@
 """The integrations on real 2-process data-parallel jobs (gloo, CPU), launched with torchrun.
 
-One job per framework (``tests/frameworks/_ddp_integration_worker.py``), each rank running two
+One job per framework (``tests/frameworks/_ddp_integration_worker.py``), each rank running three
 scripts in turn: 2 epochs of loader ``a`` (21 samples, 5 per device), then 1.5 epochs of ``b``
 (7 samples, 2 per device), through the framework's ``DurationsCallback``:
 
@@ -9,6 +9,9 @@ scripts in turn: 2 epochs of loader ``a`` (21 samples, 5 per device), then 1.5 e
   ``DistributedSampler(drop_last=False)``, ``repeat``). Every rank records the sample ids of each
   optimizer step; over both ranks, each step must read exactly the samples
   ``durations.testing.expected_steps`` lists for it, repeats included.
+- ``variant``: Hugging Face with gradient accumulation 2; Lightning with the script's own
+  ``DistributedSampler(drop_last=True)`` (``padding="drop"``), then accumulation 2. Checked as
+  ``good`` is.
 - ``bad``: loader ``a`` given as one global stream, ``Loader(samples=21, batch_size=10)``. Every
   rank must stop before its first optimizer step, with the error naming the
   ``Loader.sharded(...)`` of the job; the job then fails.
@@ -98,7 +101,7 @@ def _launch(framework: str, root: Path) -> Job:
         "log": log.read_text(errors="replace").splitlines()[-40:],
         "root": root,
     }
-    for which in ("good", "bad"):
+    for which in ("good", "variant", "bad"):
         out[which] = []
         for rank in range(WORLD):
             path = root / which / f"rank{rank}.json"
@@ -127,10 +130,10 @@ def _orders(rank: dict[str, Any]) -> dict[tuple[str, int], list[int]]:
     return {(s["call"], s["epoch"]): s["order"] for s in rank["starts"] if "order" in s}
 
 
-def _trained(job: Job) -> list[tuple[str, str, tuple[int, ...]]]:
+def _trained(job: Job, which: str = "good") -> list[tuple[str, str, tuple[int, ...]]]:
     """Each optimizer step over both ranks: call, loader, and the sorted places (in the
     epoch's order, repeats included) of the samples read."""
-    ranks = _ranks(job, "good")
+    ranks = _ranks(job, which)
     for rank in ranks:
         assert rank["error"] is None, rank["error"]
     counts = [len(rank["steps"]) for rank in ranks]
@@ -150,8 +153,8 @@ def _trained(job: Job) -> list[tuple[str, str, tuple[int, ...]]]:
     return out
 
 
-def _expected(framework: str) -> list[tuple[str, str | None, tuple[int, ...]]]:
-    config, calls = script(framework, "good")
+def _expected(framework: str, which: str = "good") -> list[tuple[str, str | None, tuple[int, ...]]]:
+    config, calls = script(framework, which)
     return [(r.call, r.loader, r.samples) for r in expected_steps(plan(config, calls))]
 
 
@@ -183,6 +186,15 @@ def test_hf_sharded_plan_is_what_the_ranks_read(hf_job: Job) -> None:
     assert _trained(hf_job) == _expected("transformers")
     starts = _ranks(hf_job, "good")[0]["starts"]
     assert [(s["world_size"], s["train_batch_size"]) for s in starts] == [(2, 5), (2, 2)]
+
+
+def test_hf_gradient_accumulation_is_what_the_ranks_read(hf_job: Job) -> None:
+    """With gradient_accumulation_steps=2 and Loader.sharded(..., accumulation=2), each
+    optimizer step reads over both ranks the samples expected_steps lists: two micro-batches
+    per rank, fewer where an epoch ends, and each call stops at the plan's step."""
+    trained, expected = _trained(hf_job, "variant"), _expected("transformers", "variant")
+    assert trained == expected
+    assert len(trained) < len(_expected("transformers")), "accumulation takes fewer steps"
 
 
 def test_hf_ddp_checkpoints_carry_the_ledger(hf_job: Job) -> None:
@@ -217,6 +229,24 @@ def test_lightning_sharded_plan_is_what_the_ranks_read(pl_job: Job) -> None:
     assert samplers == {
         ("first", "DistributedSampler", True): 2,  # injected; shuffles despite shuffle=False
         ("second", "DistributedSampler", False): 2,  # the script's own
+    }
+
+
+def test_lightning_own_drop_last_sampler_and_accumulation_are_what_the_ranks_read(
+    pl_job: Job,
+) -> None:
+    """The script's own DistributedSampler(shuffle=True, drop_last=True) with
+    Loader.sharded(..., padding='drop') (21 samples read as 20 an epoch, one never), then
+    accumulate_grad_batches=2 with accumulation=2: every optimizer step reads over both ranks
+    the samples expected_steps lists."""
+    trained = _trained(pl_job, "variant")
+    assert trained == _expected("lightning", "variant")
+    first = [places for call, _, places in trained if call == "first"]
+    assert max(max(places) for places in first) == 19, "place 20 of each epoch is dropped"
+    starts = _ranks(pl_job, "variant")[0]["starts"]
+    assert {(s["call"], s["sampler"], s["shuffle"]) for s in starts} == {
+        ("first", "DistributedSampler", True),
+        ("second", "DistributedSampler", False),
     }
 
 

@@ -72,8 +72,9 @@ class _Callback:
 
     With ``schedule``, every ``train()`` gets its learning-rate scheduler from the schedule
     resolved on the plan (``on_extend`` as in :meth:`~durations.Schedule.resolve`), and the
-    trainer's own (``lr_scheduler_type``, warmup arguments, an ``optimizers=`` scheduler) is
-    not used: a scheduler passed in ``optimizers=`` is refused.
+    trainer's own is not used: ``lr_scheduler_type``, ``warmup_steps`` and
+    ``lr_scheduler_kwargs`` other than the defaults, and a scheduler passed in ``optimizers=``,
+    are refused.
 
     With ``save_on`` (an :class:`~durations.Every`, :class:`~durations.At` or
     :class:`~durations.AtCallEnds`, or a time string meaning ``Every``), the callback has Hugging
@@ -150,6 +151,7 @@ class _Callback:
             # uninterrupted script would hand them over in memory.
             trainer._load_from_checkpoint(start.weights_from)
         if self.schedule is not None:
+            _check_unused_scheduler_arguments(trainer.args, start.segment.name)
             self._supply_scheduler(trainer, start.segment.start.batch)
         self._active = True
         try:
@@ -342,6 +344,28 @@ class _Callback:
                 f"{segment.stop.batch}: raise max_steps / num_train_epochs, or remove what "
                 "stopped it (an EarlyStoppingCallback, an iterable dataset that ran out)"
             )
+
+
+def _check_unused_scheduler_arguments(args: Any, name: str) -> None:
+    """With ``schedule=`` the plan's curve replaces Hugging Face's: arguments that would shape
+    Hugging Face's own scheduler are refused, not silently ignored."""
+    kind = str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type))
+    unused = [
+        f"{field}={value!r}"
+        for field, value, default in (
+            ("lr_scheduler_type", kind, "linear"),
+            ("warmup_steps", getattr(args, "warmup_steps", 0), 0),
+            ("warmup_ratio", getattr(args, "warmup_ratio", None), None),
+            ("lr_scheduler_kwargs", getattr(args, "lr_scheduler_kwargs", None), None),
+        )
+        if value not in (default, {}, 0)
+    ]
+    if unused:
+        raise IntegrationError(
+            f"call {name!r}: TrainingArguments({', '.join(unused)}) shape Hugging Face's own "
+            "learning-rate scheduler, which the callback's schedule= replaces: leave them at "
+            "their defaults and state the warmup and decay in the durations Schedule"
+        )
 
 
 def _geometry(loader: Loader) -> str:

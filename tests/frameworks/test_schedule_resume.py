@@ -209,3 +209,49 @@ def test_lightning_scheduler_of_configure_optimizers_is_refused(tmp_path: Path) 
     strategy = SimpleNamespace(lr_scheduler_configs=[theirs], optimizers=[object()])
     with pytest.raises(IntegrationError, match="return only the optimizer"):
         callback.on_fit_start(SimpleNamespace(strategy=strategy), None)
+
+
+# (TrainingArguments given with schedule=, what the refusal names; None: accepted)
+HF_SCHEDULER_ARGUMENTS = [
+    ({}, None),  # the defaults shape nothing the schedule does not replace
+    ({"lr_scheduler_kwargs": {}}, None),  # empty kwargs are the default in another spelling
+    ({"lr_scheduler_type": "cosine"}, "lr_scheduler_type='cosine'"),
+    ({"warmup_steps": 5}, "warmup_steps=5"),
+    (
+        {"lr_scheduler_type": "constant", "warmup_steps": 0.1},
+        "lr_scheduler_type='constant', warmup_steps=0.1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("given", "named"), HF_SCHEDULER_ARGUMENTS)
+def test_hf_scheduler_arguments_the_schedule_replaces_are_refused(
+    tmp_path: Path, given: dict[str, Any], named: str | None
+) -> None:
+    """With schedule=, a TrainingArguments field that shapes Hugging Face's own scheduler
+    would be silently unused: callback.train refuses it before training, naming it."""
+    pytest.importorskip("transformers")
+    import torch
+    from transformers import Trainer, TrainingArguments
+
+    from durations.integrations.transformers import DurationsCallback, IntegrationError
+    from tests.frameworks._schedule_worker import _dataset
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(1, 1)
+
+    callback = DurationsCallback(CONFIG, CALLS, checkpoints=tmp_path, schedule=SCHEDULE)
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "pretrain"), report_to="none", use_cpu=True, **given
+    )
+    trainer = Trainer(
+        model=Model(), args=args, train_dataset=_dataset(CALLS[0].loader), callbacks=[callback]
+    )
+    trainer.train = lambda **kwargs: "trained"  # only what callback.train decides before it
+    if named is None:
+        assert callback.train(trainer) == "trained"
+        return
+    with pytest.raises(IntegrationError, match=f"TrainingArguments\\({named}\\) shape"):
+        callback.train(trainer)

@@ -4,8 +4,9 @@ through a framework's callback; run by ``test_schedule_resume.py``, which kills 
 ``python -m tests.frameworks._schedule_worker JOB.json``; the job names the framework
 (``"hf"`` or ``"lightning"``), the checkpoint folder, the log file and optionally ``hold_at``: the
 lifetime step after whose checkpoint the process writes ``{"hold": k}`` and waits to be killed,
-and optionally ``save_on``: the callback's ``save_on`` (the framework's own periodic checkpoints
-are then off).
+optionally ``save_on``: the callback's ``save_on`` (the framework's own periodic checkpoints
+are then off), and optionally ``accumulation``: micro-batches per optimizer step (the global
+batch stays 10: per-device batch ``10 // accumulation``).
 Every optimizer step appends ``{"step": k, "lr": ..., "call": ...}`` to the log before the
 optimizer steps (``k``: the lifetime steps done before it), flushed and synced, so a line a kill
 cut short is the only one lost. With ``pace``, every step starts after that many seconds of
@@ -121,7 +122,8 @@ def _hf(job: dict[str, Any], log: _Log) -> None:
     for call in CALLS:
         args = TrainingArguments(
             output_dir=str(root / (call.name or "")),
-            per_device_train_batch_size=10,
+            per_device_train_batch_size=10 // job.get("accumulation", 1),
+            gradient_accumulation_steps=job.get("accumulation", 1),
             learning_rate=BASE,
             max_steps=1000,
             save_strategy="no" if save_on else "steps",
@@ -191,6 +193,7 @@ def _lightning(job: dict[str, Any], log: _Log) -> None:
             accelerator="cpu",
             devices=1,
             max_epochs=-1,
+            accumulate_grad_batches=job.get("accumulation", 1),
             logger=False,
             enable_progress_bar=False,
             enable_model_summary=False,
@@ -210,7 +213,8 @@ def _lightning(job: dict[str, Any], log: _Log) -> None:
                 ]
             ),
         )
-        callback.fit(trainer, model, StatefulDataLoader(_dataset(call.loader), batch_size=10))
+        batch = 10 // job.get("accumulation", 1)
+        callback.fit(trainer, model, StatefulDataLoader(_dataset(call.loader), batch_size=batch))
 
 
 def main() -> None:

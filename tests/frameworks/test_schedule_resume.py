@@ -61,6 +61,7 @@ def _process(
     hold_at: int | None = None,
     kill_at: int | None = None,
     save_on: str | None = None,
+    accumulation: int = 1,
 ) -> dict[str, Any]:
     """Run one process of the script; SIGKILL it once it holds after ``hold_at``'s checkpoint,
     or as soon as its log shows step ``kill_at`` (its steps then paced by 0.1 s, so that on a
@@ -77,6 +78,7 @@ def _process(
                 "hold_at": hold_at,
                 "pace": pace,
                 "save_on": save_on,
+                "accumulation": accumulation,
             }
         )
     )
@@ -255,3 +257,16 @@ def test_hf_scheduler_arguments_the_schedule_replaces_are_refused(
         return
     with pytest.raises(IntegrationError, match=f"TrainingArguments\\({named}\\) shape"):
         callback.train(trainer)
+
+
+@pytest.mark.parametrize("framework", ["hf", "lightning"])
+def test_accumulated_steps_follow_the_schedule(framework: str, tmp_path: Path) -> None:
+    """With gradient accumulation 2 (5 samples per micro-batch, the same global batch of 10),
+    the scheduler counts optimizer steps, not micro-batches: every optimizer step trains at
+    ResolvedSchedule.lr(k, base) of the same plan, and the run takes its 23 steps."""
+    pytest.importorskip({"hf": "transformers", "lightning": "pytorch_lightning"}[framework])
+    run = _process(framework, tmp_path, "ga2", accumulation=2)
+    assert run["returncode"] == 0, run["output"]
+    assert run["end"], run["output"]
+    curve = SCHEDULE.resolve(plan(CONFIG, CALLS))
+    assert [(s[0], s[1]) for s in run["steps"]] == [(k, curve.lr(k, BASE)) for k in range(STEPS)]

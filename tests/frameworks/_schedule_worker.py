@@ -44,6 +44,24 @@ SCHEDULE = (
 )
 
 
+#: The extension test's curve: warm up over 5 steps, then a cosine to 0.1 by the plan's end (in
+#: ba: an extension re-placing the curve cannot measure epochs of the run it extends).
+COSINE = Schedule.warmup("5ba").then_cosine(to=Fraction(1, 10), until=END)
+#: What an extended run adds after the two calls: 0.2 epoch of a new stream C, 6 steps (a call
+#: on B would go on inside B's epoch, which a framework's train/fit cannot start).
+C = Loader(samples=300, batch_size=10, name="c")
+MORE = (FitCall(loader=C, duration="0.2ep", name="more"),)
+
+
+def script(job: dict[str, Any]) -> tuple[RunConfig, tuple[FitCall, ...], Schedule]:
+    """The job's script and schedule: the two calls with :data:`SCHEDULE` (or :data:`COSINE`
+    with ``"schedule": "cosine"``), or with ``"extend": ON_EXTEND`` the extension :data:`MORE`
+    of a finished run, taken up under ``RunConfig(resume="extend")`` with :data:`COSINE`."""
+    if job.get("extend"):
+        return RunConfig(resume="extend"), MORE, COSINE
+    return CONFIG, CALLS, COSINE if job.get("schedule") == "cosine" else SCHEDULE
+
+
 class _Log:
     def __init__(self, path: Path) -> None:
         self.handle = path.open("a", encoding="utf-8")
@@ -99,8 +117,14 @@ def _hf(job: dict[str, Any], log: _Log) -> None:
     torch.manual_seed(0)
     model = Model()
     save_on = job.get("save_on")
+    config, calls, schedule = script(job)
     callback = DurationsCallback(
-        CONFIG, CALLS, checkpoints=root, schedule=SCHEDULE, save_on=save_on
+        config,
+        calls,
+        checkpoints=root,
+        schedule=schedule,
+        on_extend=job.get("extend"),
+        save_on=save_on,
     )
 
     class Probe(TrainerCallback):  # type: ignore[misc, unused-ignore]
@@ -119,7 +143,7 @@ def _hf(job: dict[str, Any], log: _Log) -> None:
             if callback.session.lifetime(state.global_step) == job.get("hold_at"):
                 _hold(log, job["hold_at"])
 
-    for call in CALLS:
+    for call in calls:
         args = TrainingArguments(
             output_dir=str(root / (call.name or "")),
             per_device_train_batch_size=10 // job.get("accumulation", 1),
@@ -169,8 +193,14 @@ def _lightning(job: dict[str, Any], log: _Log) -> None:
     torch.manual_seed(0)
     model = Model()
     save_on = job.get("save_on")
+    config, calls, schedule = script(job)
     callback = DurationsCallback(
-        CONFIG, CALLS, checkpoints=root, schedule=SCHEDULE, save_on=save_on
+        config,
+        calls,
+        checkpoints=root,
+        schedule=schedule,
+        on_extend=job.get("extend"),
+        save_on=save_on,
     )
 
     class Probe(pl.Callback):
@@ -188,7 +218,7 @@ def _lightning(job: dict[str, Any], log: _Log) -> None:
             lr = optimizer.param_groups[0]["lr"]
             log.write({"step": step, "lr": lr, "call": callback.session.current().name})
 
-    for call in CALLS:
+    for call in calls:
         trainer = pl.Trainer(
             accelerator="cpu",
             devices=1,

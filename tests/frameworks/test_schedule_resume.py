@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from typing import Any
 import pytest
 
 from durations import plan
-from tests.frameworks._schedule_worker import BASE, CALLS, CONFIG, SCHEDULE, STEPS
+from tests.frameworks._schedule_worker import BASE, CALLS, CONFIG, COSINE, MORE, SCHEDULE, STEPS
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 300.0
@@ -62,6 +63,7 @@ def _process(
     kill_at: int | None = None,
     save_on: str | None = None,
     accumulation: int = 1,
+    extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Run one process of the script; SIGKILL it once it holds after ``hold_at``'s checkpoint,
     or as soon as its log shows step ``kill_at`` (its steps then paced by 0.1 s, so that on a
@@ -79,6 +81,7 @@ def _process(
                 "pace": pace,
                 "save_on": save_on,
                 "accumulation": accumulation,
+                **(extra or {}),
             }
         )
     )
@@ -270,3 +273,34 @@ def test_accumulated_steps_follow_the_schedule(framework: str, tmp_path: Path) -
     assert run["end"], run["output"]
     curve = SCHEDULE.resolve(plan(CONFIG, CALLS))
     assert [(s[0], s[1]) for s in run["steps"]] == [(k, curve.lr(k, BASE)) for k in range(STEPS)]
+
+
+@pytest.mark.parametrize("framework", ["hf", "lightning"])
+def test_extend_follows_the_chosen_option(framework: str, tmp_path: Path) -> None:
+    """A finished two-call run on a warmup-then-cosine curve, taken up under
+    RunConfig(resume="extend") for 0.2 epoch of another loader (6 steps): with
+    on_extend="stretch" the new steps train on the curve re-resolved on the longer run (the
+    warmup where it was, the cosine stretched to the new end, so step 23 is no longer at the
+    floor), with "rewarm" on a fresh curve from step 23 (factor 0 there, a new warmup)."""
+    pytest.importorskip({"hf": "transformers", "lightning": "pytorch_lightning"}[framework])
+    from durations import RunConfig
+
+    first = _process(framework, tmp_path, "p0", extra={"schedule": "cosine"})
+    assert first["returncode"] == 0, first["output"]
+    assert len(first["steps"]) == STEPS, first["steps"]
+    shutil.copytree(tmp_path / "run", tmp_path / "copy")
+    finished = plan(CONFIG, CALLS)
+    extended = plan(RunConfig(resume="extend"), MORE, finished.checkpoint_at(STEPS))
+    assert (extended.start.batch, extended.stop.batch) == (STEPS, STEPS + 6)
+    for option, root in (("stretch", tmp_path), ("rewarm", tmp_path / "copy-root")):
+        if option == "rewarm":
+            root.mkdir()
+            shutil.move(tmp_path / "copy", root / "run")
+        more = _process(framework, root, f"more-{option}", extra={"extend": option})
+        assert more["returncode"] == 0, (option, more["output"])
+        curve = COSINE.resolve(extended, on_extend=option)
+        expected = [(k, curve.lr(k, BASE), "more") for k in range(STEPS, STEPS + 6)]
+        assert [tuple(s) for s in more["steps"]] == expected, option
+    stretched = COSINE.resolve(extended, on_extend="stretch")
+    assert 0.1 * BASE < stretched.lr(STEPS, BASE) < BASE, "stretched: on the way down, not at 0.1"
+    assert COSINE.resolve(extended, on_extend="rewarm").lr(STEPS, BASE) == 0.0

@@ -292,17 +292,19 @@ def _train(
             abandoned = _rest_of_epoch(pos, state.previous.loader)
             pos = pos.close_epoch()
         origin = state.origin
-        try:
-            target = _target(call, config, pos, origin, state.previous)
-        except (FitCallError, ConversionError) as error:
-            say(_error_code(error), str(error))
-            return _empty(index, name, call, pos, origin, state, diagnostics)
         if abandoned is not None:
+            # Said before the target is known: a call that cannot be planned moves the data
+            # position all the same, and the calls after it start from there.
             say(
                 "epoch-abandoned",
                 f"call {name!r} starts a new epoch: the rest of the previous epoch "
                 f"({abandoned}) is not read",
             )
+        try:
+            target = _target(call, config, pos, origin, state.previous)
+        except (FitCallError, ConversionError) as error:
+            say(_error_code(error), str(error))
+            return _empty(index, name, call, pos, origin, state, diagnostics, abandoned=abandoned)
 
     # Rule "mid-epoch resume": where the data resumes inside an interrupted epoch.
     if state.at_resume_point and same_stream and not pos.at_epoch_start:
@@ -313,14 +315,18 @@ def _train(
     if runtime:
         bound = _runtime_token_bound(call, pos, origin, target, say)
         if bound is None:
-            return _empty(index, name, call, pos, origin, state, diagnostics, entry)
+            return _empty(
+                index, name, call, pos, origin, state, diagnostics, entry, abandoned=abandoned
+            )
         steps = bound
     else:
         try:
             steps = pos.steps_until(target, loader=loader, since=origin)
         except ConversionError as error:
             say(_error_code(error), str(error))
-            return _empty(index, name, call, pos, origin, state, diagnostics, entry)
+            return _empty(
+                index, name, call, pos, origin, state, diagnostics, entry, abandoned=abandoned
+            )
     stop = pos.advance(loader, steps)
     # Rule 17: what evening the ranks repeats or drops at the end of each epoch read.
     tails = sharding_tails(loader, pos if tails_from is None else tails_from, stop)
@@ -498,9 +504,13 @@ def _empty(
     state: _State,
     diagnostics: list[Diagnostic],
     entry: LedgerEntry | None = None,
+    *,
+    abandoned: SampleRange | None = None,
 ) -> Segment:
     """A call that cannot be planned: 0 steps, its errors said. It is kept out of the ledger
-    (a started call keeps its entry as it was), so a corrected script plans it later."""
+    (a started call keeps its entry as it was), so a corrected script plans it later. The rest
+    of an epoch it left (``abandoned``) is reported as for any call: the position it leaves is
+    where the calls after it start."""
     state.at_resume_point = False
     state.pos = pos
     placeholder = entry or _entry_for(name, call, pos, origin, Time(0, Unit.BA), pos, None)
@@ -516,6 +526,7 @@ def _empty(
         target=placeholder.target,
         origin=origin,
         entry=placeholder,
+        abandoned=abandoned,
         failed=True,
         diagnostics=tuple(diagnostics),
     )

@@ -34,7 +34,11 @@ class Action(enum.Enum):
 
 @attrs.frozen
 class SampleRange:
-    """Samples ``[start, stop)`` of epoch ``epoch`` (the lifetime epoch counter) of a loader."""
+    """Samples ``[start, stop)`` of epoch ``epoch`` (the lifetime epoch counter) of a loader.
+
+    >>> str(SampleRange(1, 30, 100)), str(SampleRange(0, 2, 3))
+    ('samples 30-99 of epoch 1', 'sample 2 of epoch 0')
+    """
 
     epoch: int
     start: int
@@ -46,6 +50,8 @@ class SampleRange:
         return self.stop - self.start
 
     def __str__(self) -> str:
+        if self.samples == 1:
+            return f"sample {self.start} of epoch {self.epoch}"
         return f"samples {self.start}-{self.stop - 1} of epoch {self.epoch}"
 
 

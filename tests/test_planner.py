@@ -292,6 +292,30 @@ class TestRegressions:
         fixed = plan(RunConfig(max_duration="2ep"), calls, at)
         assert [s.steps for s in fixed.segments] == [0, 15, 5]
 
+    # (the call that cannot be planned, why it starts a new epoch)
+    FAILED_NEW_EPOCH = [
+        (FitCall(loader=Loader(samples=3, batch_size=2, name="a"), reset_time=True), "reset_time"),
+        (FitCall(loader=Loader(samples=3, batch_size=2, name="b")), "another stream"),
+    ]
+
+    @pytest.mark.parametrize(("failing", "why"), FAILED_NEW_EPOCH)
+    def test_a_call_that_cannot_be_planned_still_says_the_epoch_it_abandons(
+        self, failing: FitCall, why: str
+    ) -> None:
+        """Rules 4 and 14: a call that cannot be planned (no duration anywhere) still moves the
+        data position to a new epoch, and the calls after it start there; the rest of the
+        epoch it leaves is reported as for any call, in the segment and as epoch-abandoned."""
+        a = Loader(samples=3, batch_size=2, name="a")
+        p = plan(
+            RunConfig(),
+            [FitCall(loader=a, until="1ba"), failing, FitCall(loader=a, duration="1ba")],
+        )
+        failed = p.segments[1]
+        assert failed.failed, why
+        assert str(failed.abandoned) == "sample 2 of epoch 0", why
+        assert "epoch-abandoned" in [d.code for d in failed.diagnostics], why
+        assert p.segments[2].start.epoch == 1, why
+
     def test_a_stale_target_is_no_anchor(self) -> None:
         """Rule 3: a call whose target was already passed anchors nothing; the next relative
         call is measured from where it starts."""

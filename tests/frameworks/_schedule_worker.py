@@ -62,6 +62,20 @@ def script(job: dict[str, Any]) -> tuple[RunConfig, tuple[FitCall, ...], Schedul
     return CONFIG, CALLS, COSINE if job.get("schedule") == "cosine" else SCHEDULE
 
 
+def _callback(kind: Any, job: dict[str, Any]) -> tuple[Any, tuple[FitCall, ...]]:
+    """The framework's ``DurationsCallback`` for the job's script, and the script's calls."""
+    config, calls, schedule = script(job)
+    callback = kind(
+        config,
+        calls,
+        checkpoints=Path(job["root"]),
+        schedule=schedule,
+        on_extend=job.get("extend"),
+        save_on=job.get("save_on"),
+    )
+    return callback, calls
+
+
 class _Log:
     def __init__(self, path: Path) -> None:
         self.handle = path.open("a", encoding="utf-8")
@@ -116,16 +130,8 @@ def _hf(job: dict[str, Any], log: _Log) -> None:
     root = Path(job["root"])
     torch.manual_seed(0)
     model = Model()
+    callback, calls = _callback(DurationsCallback, job)
     save_on = job.get("save_on")
-    config, calls, schedule = script(job)
-    callback = DurationsCallback(
-        config,
-        calls,
-        checkpoints=root,
-        schedule=schedule,
-        on_extend=job.get("extend"),
-        save_on=save_on,
-    )
 
     class Probe(TrainerCallback):  # type: ignore[misc, unused-ignore]
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -192,16 +198,8 @@ def _lightning(job: dict[str, Any], log: _Log) -> None:
     root = Path(job["root"])
     torch.manual_seed(0)
     model = Model()
+    callback, calls = _callback(DurationsCallback, job)
     save_on = job.get("save_on")
-    config, calls, schedule = script(job)
-    callback = DurationsCallback(
-        config,
-        calls,
-        checkpoints=root,
-        schedule=schedule,
-        on_extend=job.get("extend"),
-        save_on=save_on,
-    )
 
     class Probe(pl.Callback):
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:

@@ -259,6 +259,13 @@ def test_plan_is_immutable() -> None:
     assert p.segments[0].target.unit is Unit.EP
 
 
+# (the call that cannot be planned, why it starts a new epoch)
+FAILED_NEW_EPOCH = [
+    (FitCall(loader=Loader(samples=3, batch_size=2, name="a"), reset_time=True), "reset_time"),
+    (FitCall(loader=Loader(samples=3, batch_size=2, name="b")), "another stream"),
+]
+
+
 class TestRegressions:
     """Cases a review found; each names the rule it pins."""
 
@@ -291,12 +298,6 @@ class TestRegressions:
         assert again.stop == first.stop
         fixed = plan(RunConfig(max_duration="2ep"), calls, at)
         assert [s.steps for s in fixed.segments] == [0, 15, 5]
-
-    # (the call that cannot be planned, why it starts a new epoch)
-    FAILED_NEW_EPOCH = [
-        (FitCall(loader=Loader(samples=3, batch_size=2, name="a"), reset_time=True), "reset_time"),
-        (FitCall(loader=Loader(samples=3, batch_size=2, name="b")), "another stream"),
-    ]
 
     @pytest.mark.parametrize(("failing", "why"), FAILED_NEW_EPOCH)
     def test_a_call_that_cannot_be_planned_still_says_the_epoch_it_abandons(

@@ -17,6 +17,7 @@ scratch on remote storage; ``docs/integrations.md``).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import pickle
@@ -35,6 +36,7 @@ from . import INSTALL_HINT
 
 __all__ = [
     "COMPOSER",
+    "COMPOSER_CALLBACK",
     "DURATIONS_KEY",
     "LEDGER_FILE",
     "LIGHTNING",
@@ -49,6 +51,8 @@ __all__ = [
 
 #: The key under which the integrations store the durations checkpoint in a trainer's checkpoint.
 DURATIONS_KEY = "durations"
+#: The callback whose state (``state.callbacks.<name>``) holds the ledger in a Composer checkpoint.
+COMPOSER_CALLBACK = "DurationsCallback"
 #: The file the Hugging Face integration writes in every ``checkpoint-N`` directory.
 LEDGER_FILE = "durations.json"
 
@@ -102,16 +106,34 @@ def _exists(location: str) -> bool:
 # -- torch.load, safely ---------------------------------------------------------------------------
 
 
+def _plain_values() -> list[Any]:
+    """Plain-data types Composer pickles into its checkpoints, safe to allow in ``weights_only``:
+    wall-clock ``timedelta``s, the torch version string, and numpy arrays (its random state)."""
+    import datetime
+
+    from torch.torch_version import TorchVersion
+
+    allowed: list[Any] = [datetime.timedelta, TorchVersion]
+    try:
+        numpy: Any = importlib.import_module("numpy")
+    except ImportError:
+        return allowed
+    core = getattr(numpy, "_core", None) or numpy.core
+    dtypes = getattr(numpy, "dtypes", None)
+    allowed += [numpy.ndarray, numpy.dtype, core.multiarray._reconstruct]
+    if dtypes is not None:
+        allowed += [getattr(dtypes, name) for name in dir(dtypes) if name.endswith("DType")]
+    return allowed
+
+
 def _torch_load(location: str) -> Any:
     """``torch.load(..., map_location="cpu", weights_only=True)``; refusals become clear errors."""
     try:
         import torch
     except ImportError as error:
         raise ImportError(f"reading {location} needs torch: {INSTALL_HINT}") from error
-    import datetime
 
-    # Composer stores wall-clock durations as timedelta: a plain value, safe to allow.
-    with torch.serialization.safe_globals([datetime.timedelta]):
+    with torch.serialization.safe_globals(_plain_values()):
         try:
             if not _is_url(location):
                 path = location.removeprefix("file://")
@@ -244,20 +266,30 @@ def read_composer_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
 
     Composer records every counter durations needs (epoch, batch, sample, token, and their
     in-epoch positions), so the progress is exact; ``ledger`` is ``None`` unless a ``durations``
-    key was stored (at the top level or in ``state``). Composer saves much else with pickle: when
-    ``weights_only`` refuses an object, the error says so.
+    key was stored (by the Composer integration, in its callback's state
+    ``state.callbacks.DurationsCallback``; or at the top level or in ``state``). Besides tensors,
+    Composer pickles timedeltas, its torch version string and numpy arrays, which are allowed;
+    when ``weights_only`` refuses any other object, the error says so.
     """
     location = os.fspath(path)
     data = _torch_load(location)
     state = data.get("state") if isinstance(data, Mapping) else None
     stamp = state.get("timestamp") if isinstance(state, Mapping) else None
+    if isinstance(stamp, Mapping) and isinstance(stamp.get("Timestamp"), Mapping):
+        stamp = stamp["Timestamp"]  # State.state_dict keys the timestamp by its class name
     if not isinstance(stamp, Mapping):
         raise CheckpointFormatError(
             "state.timestamp",
             f"{location} is not a Composer checkpoint: expected state.timestamp with the "
             "epoch/batch/sample/token counters",
         )
-    stored = _ledger_checkpoint(data, location) or _ledger_checkpoint(state, location)
+    callbacks = state.get("callbacks") if isinstance(state, Mapping) else None
+    ours = callbacks.get(COMPOSER_CALLBACK) if isinstance(callbacks, Mapping) else None
+    stored = (
+        _ledger_checkpoint(ours, location)
+        or _ledger_checkpoint(data, location)
+        or _ledger_checkpoint(state, location)
+    )
     if stored is not None:
         return stored
     values = {

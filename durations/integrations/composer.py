@@ -291,9 +291,16 @@ class _Callback:
 
     def _check_data_position(self, segment: Segment, state: Any) -> None:
         """Composer's resume skips the checkpoint's ``batch_in_epoch`` batches of the loader,
-        at the batch size it resumes at; check that this is the plan's sample position."""
+        at the batch size it resumes at; check that this is the plan's sample position.
+
+        A checkpoint at an epoch's last step records the whole epoch as ``batch_in_epoch``
+        (Composer saves before it moves to the next epoch): resumed, Composer ends that epoch
+        without a step and starts the next at its first sample, as the plan does.
+        """
         loader = segment.loader
         skipped = int(state.timestamp.batch_in_epoch)
+        if skipped == loader.steps_per_epoch:
+            skipped = 0
         here = segment.start
         resumes = skipped * loader.batch_size
         if loader.samples_per_epoch is not None:

@@ -1,15 +1,14 @@
 """Composer runner: real ``composer.Trainer.fit`` calls on a tiny id-carrying dataset.
 
 Composer 0.32.1 pins ``torch<2.7.1``; it runs on torch 2.13.0+cpu in its own environment,
-made by hand: ``pip install torch==2.13.0``, then ``pip install --no-deps mosaicml==0.32.1`` and
-its light dependencies (pyyaml, tqdm, torchmetrics, torch_optimizer, numpy, psutil, coolname,
-tabulate, py-cpuinfo, packaging, importlib-metadata, requests, pillow, mosaicml-cli), and
-``pip install --no-deps torchvision`` with the two ``register_fake`` decorators in
-``torchvision/_meta_registrations.py`` made conditional on ``torchvision.extension._has_ops()``
-(its C extension does not load against the CPU torch; nothing here needs it). Framework imports
-stay inside functions, so pytest can import this module without Composer. Record with::
+``.venv-composer``, which ``bash .ci/composer-env`` makes (and CI runs): ``torch==2.13.0`` first,
+then ``mosaicml==0.32.1`` with ``--no-deps`` and its light dependencies, and ``torchvision``
+with ``--no-deps``, patched so that the two ``register_fake`` decorators in
+``torchvision/_meta_registrations.py`` apply only when ``torchvision.extension._has_ops()``
+(its C extension does not load against the CPU torch; nothing here needs it). Framework
+imports stay inside functions, so pytest can import this module without Composer. Record with::
 
-    .venv-composer/bin/python -m tests.frameworks._composer_runner \
+    bash .ci/composer-env && .venv-composer/bin/python -m tests.frameworks._composer_runner \
         tests/frameworks/observed_composer.json
 
 Each call is a dict (every key optional, defaults in :data:`DEFAULTS`):

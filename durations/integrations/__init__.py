@@ -2,12 +2,14 @@
 
 - :mod:`durations.integrations.transformers`: a Hugging Face ``TrainerCallback``.
 - :mod:`durations.integrations.lightning`: a PyTorch Lightning ``Callback``.
+- :mod:`durations.integrations.composer`: a MosaicML Composer ``Callback``.
 - :mod:`durations.integrations.checkpoints`: readers of Lightning and Composer checkpoints, and
   :func:`~durations.integrations.checkpoints.latest_checkpoint`, which picks the newest
   checkpoint of a folder or fsspec URL by the progress each records.
 
 Importing this package imports no framework; ``import durations`` never imports it. The
-frameworks come with ``pip install 'training-durations[frameworks]'``. See
+frameworks come with ``pip install 'training-durations[frameworks]'`` (Composer, which pins an
+older torch, in an environment of its own: ``.ci/composer-env``). See
 ``docs/integrations.md``.
 """
 

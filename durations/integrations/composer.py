@@ -153,6 +153,11 @@ class _Callback:
         self._state = state
         from composer.utils import dist
 
+        if self.session.plan is not None:
+            raise IntegrationError(
+                "this DurationsCallback already planned the script with another Trainer: build "
+                "one Trainer per process and run every fit call on it with callback.fit"
+            )
         if dist.get_world_size() > 1:
             raise IntegrationError(
                 f"the Composer job runs on {dist.get_world_size()} processes; the Composer "

@@ -442,8 +442,8 @@ def test_a_fit_that_cannot_follow_the_plan_is_refused_before_its_first_step(
 @pytest.mark.usefixtures("composer")
 def test_script_mistakes_are_refused(tmp_path: Path) -> None:
     """save_overwrite=False (a checkpoint cut short by a kill would stop every re-run), a save
-    folder outside checkpoints, trainer.fit() called directly, and a duration passed to
-    callback.fit are refused, naming the fix."""
+    folder outside checkpoints, trainer.fit() called directly, a duration passed to
+    callback.fit, and a second Trainer for the same callback are refused, naming the fix."""
     from torch.utils.data import DataLoader
 
     from durations.integrations.composer import DurationsCallback, IntegrationError
@@ -465,6 +465,8 @@ def test_script_mistakes_are_refused(tmp_path: Path) -> None:
                 trainer.fit(train_dataloader=data, duration="1ba")
         finally:
             trainer.close()
+        with pytest.raises(IntegrationError, match="build one Trainer per process"):
+            _trainer(tmp_path, callback, _model())
 
 
 def composer_script(scenario: Scenario, process: Any) -> None:

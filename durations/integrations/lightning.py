@@ -165,6 +165,13 @@ class _Callback:
             return
         loops = checkpoint.get("loops", {}).get("fit_loop", {}).get("state_dict", {})
         self._loader_states = loops.get("combined_loader") if isinstance(loops, dict) else None
+        segment = self.session.segment
+        if segment is not None and segment.start.at_epoch_start and _positions_only(loops):
+            # The saved state is the ended epoch's, all read (FINDINGS LR6): restored, it yields
+            # nothing of the next epoch, or at more processes overruns the shorter rank share
+            # (StopIteration inside torchdata). It holds no sampler or data set state, so the
+            # next epoch starts fresh, from the sampler's order for that epoch.
+            loops["combined_loader"] = []
         found = self.session.found
         stored = checkpoint.get(DURATIONS_KEY)
         if found is not None and self._resume_from == found.path and isinstance(stored, dict):
@@ -447,6 +454,19 @@ def _resume_sampler_epoch(trainer: Any, segment: Segment, states: Any) -> None:
     if mid_epoch:
         combined._load_state_dicts(states)
     iter(fetcher)
+
+
+def _positions_only(loops: Any) -> bool:
+    """Whether the saved loader states hold nothing but read positions: no sampler, data set
+    or fetcher state (a ``StatefulDataLoader`` over a ``DistributedSampler``, whose order
+    comes from its seed and epoch)."""
+    states = loops.get("combined_loader") if isinstance(loops, dict) else None
+    if not isinstance(states, list) or not states:
+        return False
+    keys = ("_index_sampler_state", "dataset_state", "fetcher_state")
+    return all(
+        isinstance(state, dict) and all(state.get(k) is None for k in keys) for state in states
+    )
 
 
 def _samplers(dataloader: Any) -> list[Any]:

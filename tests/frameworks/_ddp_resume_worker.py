@@ -225,6 +225,11 @@ def run_lightning(root: Path, hold_at: int | None, lines: Lines) -> None:
     callback = DurationsCallback(config, calls, checkpoints=root)
 
     class Probe(pl.Callback):
+        def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+            # A resumed epoch has no on_train_epoch_start: record its order here, after the
+            # durations callback (first in the list) has put the sampler on that epoch.
+            self.on_train_epoch_start(trainer, pl_module)
+
         def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:
             loader = trainer.train_dataloader
             sampler = getattr(loader.batch_sampler, "sampler", loader.sampler)

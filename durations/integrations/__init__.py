@@ -3,6 +3,7 @@
 - :mod:`durations.integrations.transformers`: a Hugging Face ``TrainerCallback``.
 - :mod:`durations.integrations.lightning`: a PyTorch Lightning ``Callback``.
 - :mod:`durations.integrations.composer`: a MosaicML Composer ``Callback``.
+- :mod:`durations.integrations.keras`: a Keras 3 ``Callback`` for ``Model.fit``.
 - :mod:`durations.integrations.checkpoints`: readers of Lightning and Composer checkpoints, and
   :func:`~durations.integrations.checkpoints.latest_checkpoint`, which picks the newest
   checkpoint of a folder or fsspec URL by the progress each records.

@@ -8,7 +8,9 @@ once more to the end, all in one checkpoint folder; the dataset items carry thei
 sample index, the model logs the indices of every batch it trains on, and the log becomes the
 ``StepRecord``s the harness compares with the plan.
 
-The Hugging Face test and its script are shown verbatim in ``docs/testing.md`` (checked below).
+Keras's script passes arrays to ``DurationsCallback.fit`` (its ``Model.fit``) and saves after
+every step (``save_freq=1``). The Hugging Face test and its script are shown verbatim in
+``docs/testing.md`` (checked below).
 The framework tests skip when their framework is missing; the docs check always runs.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import logging
+import os
 import re
 import tempfile
 import warnings
@@ -308,3 +311,47 @@ def test_docs_show_the_hugging_face_test_verbatim() -> None:
     shown = "\n\n".join(inspect.getsource(function) for function in (hf_script, test))
     assert blocks == [shown]
     assert len(shown.splitlines()) < 20
+
+
+# -- Keras ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def keras_framework() -> Any:
+    os.environ.setdefault("KERAS_BACKEND", "torch")
+    with _quiet():
+        pytest.importorskip("torch")
+        keras = pytest.importorskip("keras")
+    if keras.backend.backend() != "torch":
+        pytest.skip(f"keras runs with backend {keras.backend.backend()!r}, not torch")
+    return keras
+
+
+def keras_script(scenario: Scenario, process: Process) -> None:
+    import keras
+    import numpy as np
+
+    from durations.integrations.keras import DurationsCallback as KerasCallback
+
+    class Report(keras.layers.Layer):  # type: ignore[misc]
+        """Identity layer that reports every batch trained (not the symbolic ones)."""
+
+        def call(self, x: Any) -> Any:
+            if isinstance(x, torch.Tensor) and x.device.type != "meta":
+                process.trained(x)
+            return x
+
+    callback = KerasCallback(scenario.config, scenario.calls, checkpoints=process.root, save_freq=1)
+    model = keras.Sequential([keras.Input((2,)), Report(), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.01), loss="mse")
+    for i, call in enumerate(scenario.calls):
+        samples = call.loader.samples or 0
+        x = np.array([[i, sample] for sample in range(samples)], dtype="float32")
+        callback.fit(model, x.reshape(-1, 2), np.zeros((samples, 1), "float32"), verbose=0)
+
+
+def test_keras_fit_follows_the_plan(keras_framework: Any) -> None:
+    """Generated scripts, killed after any step and re-run, train exactly the plan's steps."""
+    check_trainer(
+        restarting(keras_script), max_examples=20, max_crashes=2, scenario_strategy=SCRIPTS
+    )

@@ -581,8 +581,9 @@ def test_importing_durations_imports_no_framework() -> None:
     code = (
         "import sys, durations; durations.plan; durations.Checkpoint; "
         "import durations.integrations.checkpoints; "
-        "bad = [m for m in ('torch', 'transformers', 'pytorch_lightning', "
-        "'durations.integrations.lightning', 'durations.integrations.transformers') "
+        "bad = [m for m in ('torch', 'transformers', 'pytorch_lightning', 'keras', "
+        "'durations.integrations.lightning', 'durations.integrations.transformers', "
+        "'durations.integrations.keras') "
         "if m in sys.modules]; print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -591,7 +592,7 @@ def test_importing_durations_imports_no_framework() -> None:
 
 @pytest.mark.parametrize(
     ("module", "framework"),
-    [("transformers", "transformers"), ("lightning", "pytorch_lightning")],
+    [("transformers", "transformers"), ("lightning", "pytorch_lightning"), ("keras", "keras")],
 )
 def test_missing_framework_says_how_to_install(module: str, framework: str) -> None:
     """Without the framework the module imports, and using its callback says what to install."""

@@ -448,3 +448,29 @@ def test_plain_model_fit_and_backup_and_restore_are_refused(keras: Any, tmp_path
     ):
         callback.fit(model, x, x, verbose=0, callbacks=[backup])
     assert int(model.optimizer.iterations) == 0
+
+
+# -- pure: no framework needed ---------------------------------------------------------------------
+
+
+def test_newest_checkpoint_is_chosen_by_progress_and_unfinished_saves_are_ignored(
+    tmp_path: Path,
+) -> None:
+    """Of the step-N folders, the one with the most recorded progress wins; a temporary folder
+    of a save cut short (.step-N.*) is not a candidate, and a step-N folder without its
+    durations.json is skipped with a warning."""
+    from durations import CheckpointFormatError
+
+    full = plan(CONFIG, CALLS)
+    for step, name in [(13, "step-13"), (21, ".step-22.x1y2"), (9, "step-9")]:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "durations.json").write_text(json.dumps(full.checkpoint_at(step).to_dict()))
+    (tmp_path / "step-30").mkdir()
+    with pytest.warns(RuntimeWarning, match="step-30"):
+        found = latest_checkpoint(tmp_path, reader=KERAS)
+    assert found is not None
+    assert Path(found.path) == tmp_path / "step-13"
+    assert found.checkpoint == full.checkpoint_at(13)
+    with pytest.raises(CheckpointFormatError, match=r"has no durations\.json"):
+        read_keras_checkpoint(tmp_path / "step-30")

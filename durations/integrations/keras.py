@@ -344,6 +344,10 @@ class _Callback:
                     f"{loader.samples}; make them agree"
                 )
             return _make_data(keras)(segment, x=None, offset=position, first=first, arrays=arrays)
+        if y is not None:
+            raise TypeError(
+                f"a {type(x).__name__} yields its own targets: drop y (it is for arrays only)"
+            )
         size = len(x) if hasattr(x, "__len__") else None
         if size is None:
             raise IntegrationError(

@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from durations import Loader, plan
+from durations import FitCall, Loader, RunConfig, plan
 from durations.integrations.checkpoints import latest_checkpoint
 from durations.integrations.keras import KERAS, read_keras_checkpoint
 from durations.scenario import Scenario
@@ -44,6 +44,13 @@ TIMEOUT = 240.0
 
 #: The steps of a run: (call, sample ids) each.
 Steps = list[tuple[str, tuple[int, ...]]]
+#: A script: its RunConfig and its fit calls.
+Script = tuple[RunConfig, tuple[FitCall, ...]]
+#: The README's two calls, then a third that resets the run clock and trains until 1ep on it.
+RESET = (
+    CONFIG,
+    (*CALLS, FitCall(loader=A, until="1ep", reset_time=True, name="again")),
+)
 
 
 @contextmanager
@@ -78,12 +85,13 @@ def _records(steps: Steps) -> list[StepRecord]:
     return records
 
 
-def _check(steps: Steps, crashes: tuple[int, ...]) -> None:
+def _check(steps: Steps, crashes: tuple[int, ...], script: Script = (CONFIG, CALLS)) -> None:
     """The steps trained are the plan's: their count, order, calls and sample ids (so their
     multiset too), by durations.testing.compare."""
-    full = plan(CONFIG, CALLS)
-    assert len(steps) == full.total_steps == STEPS
-    scenario = Scenario(config=CONFIG, loaders={"a": A, "b": B}, calls=CALLS, source="<test>")
+    config, calls = script
+    full = plan(config, calls)
+    assert len(steps) == full.total_steps
+    scenario = Scenario(config=config, loaders={"a": A, "b": B}, calls=calls, source="<test>")
     compare(scenario, crashes, _records(steps))
     assert _records(steps) == expected_steps(full)
     wanted = Counter(OFFSETS[r.loader or ""] + i for r in expected_steps(full) for i in r.samples)
@@ -275,6 +283,7 @@ def _process_in(
     crash: int | None,
     *,
     data: Callable[[Loader, Any], tuple[Any, ...]] | None = None,
+    script: Script = (CONFIG, CALLS),
     **options: Any,
 ) -> tuple[int, Steps]:
     """One process of the script in this one: its start and its steps; it dies (Crash) in
@@ -284,7 +293,8 @@ def _process_in(
 
     from durations.integrations.keras import DurationsCallback
 
-    callback = DurationsCallback(CONFIG, CALLS, checkpoints=root, save_freq=1, **options)
+    config, calls = script
+    callback = DurationsCallback(config, calls, checkpoints=root, save_freq=1, **options)
     steps: Steps = []
 
     class Record(keras.layers.Layer):  # type: ignore[misc]
@@ -301,7 +311,7 @@ def _process_in(
     model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0), loss="mse")
     with _quiet():
         try:
-            for call in CALLS:
+            for call in calls:
                 loader = call.loader
                 offset = OFFSETS[loader.name or ""]
                 x = np.arange(offset, offset + (loader.samples or 0), dtype="float32")
@@ -314,14 +324,16 @@ def _process_in(
     return callback.session.plan.start.batch, steps
 
 
-def _chain(keras: Any, root: Path, crashes: list[int], **options: Any) -> list[int]:
+def _chain(
+    keras: Any, root: Path, crashes: list[int], script: Script = (CONFIG, CALLS), **options: Any
+) -> list[int]:
     steps: Steps = []
     starts = []
     for crash in [*crashes, None]:
-        start, trained = _process_in(keras, root, crash, **options)
+        start, trained = _process_in(keras, root, crash, script=script, **options)
         starts.append(start)
         steps += trained
-    _check(steps, tuple(crashes))
+    _check(steps, tuple(crashes), script)
     return starts
 
 
@@ -343,6 +355,15 @@ def test_crashes_finish_like_the_uninterrupted_run(
     """Crashed after the listed steps (13 inside an epoch, 10 and 20 at epoch ends, 21 inside
     the second call) and re-run, the run trains the plan's steps."""
     assert _chain(keras, tmp_path, crashes) == [0, *crashes]
+
+
+@pytest.mark.parametrize("crashes", [[28], [23, 30], [20, 25, 32]])
+def test_reset_time_is_applied_once(keras: Any, tmp_path: Path, crashes: list[int]) -> None:
+    """A third call resets the run clock and trains until 1ep on it (10 steps, from lifetime
+    step 23); crashed inside it and re-run, it resumes to the target stored when it started,
+    not 1ep from the restart: 33 steps in all."""
+    assert plan(*RESET).total_steps == 33
+    assert _chain(keras, tmp_path, crashes, RESET) == [0, *crashes]
 
 
 def test_pydataset_resumes_inside_an_epoch(keras: Any, tmp_path: Path) -> None:

@@ -384,6 +384,34 @@ def test_pydataset_resumes_inside_an_epoch(keras: Any, tmp_path: Path) -> None:
     assert _chain(keras, tmp_path, [13, 21], data=lambda loader, x: (Batches(x),)) == [0, 13, 21]
 
 
+def test_pydataset_of_other_batches_is_refused_before_training(keras: Any, tmp_path: Path) -> None:
+    """A PyDataset of 10 batches of 5 (not the loader's 10 of 10) is refused at its first
+    batch, which Keras reads to build the step before training, naming both sizes."""
+    import numpy as np
+
+    from durations.integrations.keras import DurationsCallback, IntegrationError
+
+    class Halves(keras.utils.PyDataset):  # type: ignore[misc]
+        def __len__(self) -> int:
+            return 10
+
+        def __getitem__(self, index: int) -> Any:
+            x = np.full((5, 1), index, dtype="float32")
+            return x, x * 0
+
+    callback = DurationsCallback(CONFIG, CALLS, checkpoints=tmp_path)
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0), loss="mse")
+    wanted = (
+        "call 'pretrain': batch 0 of the PyDataset has 5 samples, the plan's loader reads 10 "
+        "there (batch_size=10, samples=100, drop_last=False); make them agree"
+    )
+    with _quiet(), pytest.raises(IntegrationError) as caught:
+        callback.fit(model, Halves(), verbose=0)
+    assert str(caught.value) == wanted
+    assert int(model.optimizer.iterations) == 0
+
+
 def test_dataloader_resumed_inside_an_epoch_is_refused(keras: Any, tmp_path: Path) -> None:
     """A torch DataLoader starts every epoch at its first sample: resumed after step 13, the
     call is refused before training, naming the samples Keras would train again."""

@@ -294,7 +294,8 @@ def _process_in(
     from durations.integrations.keras import DurationsCallback
 
     config, calls = script
-    callback = DurationsCallback(config, calls, checkpoints=root, save_freq=1, **options)
+    options.setdefault("save_freq", 1)
+    callback = DurationsCallback(config, calls, checkpoints=root, **options)
     steps: Steps = []
 
     class Record(keras.layers.Layer):  # type: ignore[misc]
@@ -327,13 +328,13 @@ def _process_in(
 def _chain(
     keras: Any, root: Path, crashes: list[int], script: Script = (CONFIG, CALLS), **options: Any
 ) -> list[int]:
+    runs = [_process_in(keras, root, crash, script=script, **options) for crash in [*crashes, None]]
+    starts = [start for start, _ in runs]
     steps: Steps = []
-    starts = []
-    for crash in [*crashes, None]:
-        start, trained = _process_in(keras, root, crash, script=script, **options)
-        starts.append(start)
-        steps += trained
-    _check(steps, tuple(crashes), script)
+    for (start, trained), end in zip(runs, [*starts[1:], None], strict=True):
+        # What a process trained after its last checkpoint is lost with it.
+        steps += trained if end is None else trained[: end - start]
+    _check(steps, tuple(starts[1:]), script)
     return starts
 
 
@@ -355,6 +356,24 @@ def test_crashes_finish_like_the_uninterrupted_run(
     """Crashed after the listed steps (13 inside an epoch, 10 and 20 at epoch ends, 21 inside
     the second call) and re-run, the run trains the plan's steps."""
     assert _chain(keras, tmp_path, crashes) == [0, *crashes]
+
+
+def test_saves_at_epoch_ends_resume_from_the_last_one(keras: Any, tmp_path: Path) -> None:
+    """With save_freq='epoch' (the default) a process killed after step 13 resumes from the
+    end of the first epoch (step 10): steps 11-13 are trained again, and what counts is the
+    plan's. So does a DataLoader, which then never resumes inside an epoch."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    def loader(plan_loader: Loader, x: Any) -> tuple[Any, ...]:
+        import torch
+
+        tensor = torch.from_numpy(x)
+        return (DataLoader(TensorDataset(tensor, tensor * 0), batch_size=10),)
+
+    assert _chain(keras, tmp_path / "arrays", [13], save_freq="epoch") == [0, 10]
+    assert _chain(keras, tmp_path / "loader", [15], data=loader, save_freq="epoch") == [0, 10]
+    names = sorted(p.name for p in (tmp_path / "loader").iterdir())
+    assert names == ["step-20", "step-23"]  # the last epoch's end and the end of 'curated'
 
 
 @pytest.mark.parametrize("crashes", [[28], [23, 30], [20, 25, 32]])

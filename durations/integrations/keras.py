@@ -6,17 +6,17 @@ One ``fit`` per ``FitCall``, in order, through :meth:`DurationsCallback.fit`::
     for call, (x, y) in zip(calls, [(x_a, y_a), (x_b, y_b)]):
         callback.fit(model, x, y, verbose=0)  # instead of model.fit(x, y, epochs=...)
 
-``callback.fit`` decides ``epochs`` and ``initial_epoch`` (Keras counts the epochs of each
-call: the call's first epoch is 0), stops the call at its segment's exact step
-(``model.stop_training``), and saves the training state itself: every ``save_freq`` lifetime
-steps (or at every epoch's end), and when a call ends, into ``<checkpoints>/step-<N>/`` (the
-model's weights with the optimizer's variables, ``model.weights.h5``, and the durations
-checkpoint with the ledger, ``durations.json``), written to a temporary folder and renamed into
-place, so that a process killed while saving leaves the previous checkpoint whole. At the first
-``fit`` of a process it plans from the newest of those checkpoints (chosen by recorded
-progress); ``callback.fit`` then skips finished calls, restores the started one and goes on to
-its stored target, and gives a call that starts after a restart the previous call's final
-weights and optimizer state.
+``callback.fit`` decides ``epochs`` and ``initial_epoch`` (Keras counts the epochs of each call:
+the call's first epoch is 0), stops the call at its segment's exact step
+(``model.stop_training``), and saves the training state itself: at every end of an epoch of the
+data, or on the grid of ``save_on`` resolved on the plan, and when a call ends, into
+``<checkpoints>/step-<N>/`` (the model's weights with the optimizer's variables,
+``model.weights.h5``, and the durations checkpoint with the ledger, ``durations.json``), written
+to a temporary folder and renamed into place, so that a process killed while saving leaves the
+previous checkpoint whole. At the first ``fit`` of a process it plans from the newest of those
+checkpoints (chosen by recorded progress); ``callback.fit`` then skips finished calls, restores
+the started one and goes on to its stored target, and gives a call that starts after a restart
+the previous call's final weights and optimizer state.
 
 The data is read exactly where the plan says when it is arrays (``x``, ``y``,
 ``sample_weight``: read in order, in batches of the loader's ``batch_size``) or a finite
@@ -45,6 +45,7 @@ from typing import Any
 from ..checkpoint import Checkpoint
 from ..errors import CheckpointFormatError
 from ..fit import FitCall, RunConfig
+from ..intervals import At, AtCallEnds, Every
 from ..loader import Loader
 from ..plans import Segment
 from . import INSTALL_HINT
@@ -149,8 +150,10 @@ class _Callback:
     ``batch_size`` is the batch of one optimizer step, ``samples`` the epoch's length).
     ``checkpoints`` is a local folder: the callback writes its ``step-<N>`` folders there and, at
     the first ``fit`` of a process, resumes from the newest by recorded progress. It saves every
-    ``save_freq`` lifetime steps (an ``int``), or at every epoch's end (``"epoch"``), and always
-    when a call ends; it keeps the newest ``keep`` of them (``None``: all).
+    end of an epoch of the data (``save_on=None``), or on the grid of ``save_on`` (an
+    :class:`~durations.Every`, :class:`~durations.At` or :class:`~durations.AtCallEnds`, or a
+    time string meaning ``Every``: ``"500ba"``, ``"0.25ep"``) resolved on the plan's lifetime
+    steps, and always when a call ends; it keeps the newest ``keep`` of them (``None``: all).
 
     Fit with :meth:`fit`, not ``model.fit``: it decides ``epochs`` and ``initial_epoch``, starts
     the data where the plan says and skips calls that are finished.
@@ -165,7 +168,7 @@ class _Callback:
         calls: Sequence[FitCall],
         *,
         checkpoints: str | os.PathLike[str],
-        save_freq: int | str = "epoch",
+        save_on: Every | At | AtCallEnds | str | None = None,
         keep: int | None = 2,
     ) -> None:
         if _is_url(os.fspath(checkpoints)):
@@ -173,16 +176,9 @@ class _Callback:
                 f"checkpoints={os.fspath(checkpoints)!r}: the Keras callback writes its "
                 "checkpoints to a local folder; give a path (a mounted bucket works)"
             )
-        if save_freq != "epoch" and (
-            isinstance(save_freq, bool) or not isinstance(save_freq, int) or save_freq < 1
-        ):
-            raise ValueError(
-                f"save_freq={save_freq!r}: expected 'epoch' or a whole number of steps >= 1"
-            )
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
             raise ValueError(f"keep={keep!r}: expected a whole number >= 1, or None to keep all")
-        self.session = Session(config, calls, checkpoints, KERAS)
-        self.save_freq = save_freq
+        self.session = Session(config, calls, checkpoints, KERAS, save_on=save_on)
         self.keep = keep
         self._active = False
         self._step = 0
@@ -368,7 +364,7 @@ class _Callback:
                 f"starts every epoch of a {type(x).__name__} at its first sample: {what} would "
                 "be trained again. Pass the data as arrays or as a keras.utils.PyDataset "
                 "(the callback starts them at the saved sample), or save only at epoch ends "
-                "(save_freq='epoch') and resume from such a checkpoint"
+                "(save_on=None, the default) and resume from such a checkpoint"
             )
         return x
 
@@ -399,11 +395,10 @@ class _Callback:
             self._save()
 
     def _due(self, lifetime: int, segment: Segment) -> bool:
-        if self.save_freq == "epoch":
-            here = segment.start.advance(segment.loader, lifetime - segment.start.batch)
-            return here.at_epoch_start
-        assert isinstance(self.save_freq, int)
-        return lifetime % self.save_freq == 0
+        if self.session.save_on is not None:
+            return self.session.save_due(self._step)
+        here = segment.start.advance(segment.loader, lifetime - segment.start.batch)
+        return here.at_epoch_start
 
     def _save(self) -> None:
         """Write ``step-<N>`` whole or not at all: into a temporary folder, then renamed."""

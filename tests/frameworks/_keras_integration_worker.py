@@ -72,7 +72,7 @@ def main(job_path: str) -> None:
                     time.sleep(pace)
             return x
 
-    callback = DurationsCallback(CONFIG, CALLS, checkpoints=job["root"], save_freq=1)
+    callback = DurationsCallback(CONFIG, CALLS, checkpoints=job["root"], save_on="1ba")
 
     class Probe(keras.callbacks.Callback):  # type: ignore[misc]
         """After the DurationsCallback: logs where each fit starts, holds after a checkpoint."""

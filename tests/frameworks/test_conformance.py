@@ -9,7 +9,7 @@ sample index, the model logs the indices of every batch it trains on, and the lo
 ``StepRecord``s the harness compares with the plan.
 
 Keras's script passes arrays to ``DurationsCallback.fit`` (its ``Model.fit``) and saves after
-every step (``save_freq=1``). The Hugging Face test and its script are shown verbatim in
+every step (``save_on="1ba"``). The Hugging Face test and its script are shown verbatim in
 ``docs/testing.md`` (checked below).
 The framework tests skip when their framework is missing; the docs check always runs.
 """
@@ -341,7 +341,9 @@ def keras_script(scenario: Scenario, process: Process) -> None:
                 process.trained(x)
             return x
 
-    callback = KerasCallback(scenario.config, scenario.calls, checkpoints=process.root, save_freq=1)
+    callback = KerasCallback(
+        scenario.config, scenario.calls, checkpoints=process.root, save_on="1ba"
+    )
     model = keras.Sequential([keras.Input((2,)), Report(), keras.layers.Dense(1)])
     model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.01), loss="mse")
     for i, call in enumerate(scenario.calls):

@@ -294,7 +294,7 @@ def _process_in(
     from durations.integrations.keras import DurationsCallback
 
     config, calls = script
-    options.setdefault("save_freq", 1)
+    options.setdefault("save_on", "1ba")
     callback = DurationsCallback(config, calls, checkpoints=root, **options)
     steps: Steps = []
 
@@ -359,9 +359,9 @@ def test_crashes_finish_like_the_uninterrupted_run(
 
 
 def test_saves_at_epoch_ends_resume_from_the_last_one(keras: Any, tmp_path: Path) -> None:
-    """With save_freq='epoch' (the default) a process killed after step 13 resumes from the
-    end of the first epoch (step 10): steps 11-13 are trained again, and what counts is the
-    plan's. So does a DataLoader, which then never resumes inside an epoch."""
+    """With save_on=None (the default: at epoch ends) a process killed after step 13 resumes
+    from the end of the first epoch (step 10): steps 11-13 are trained again, and what counts
+    is the plan's. So does a DataLoader, which then never resumes inside an epoch."""
     from torch.utils.data import DataLoader, TensorDataset
 
     def loader(plan_loader: Loader, x: Any) -> tuple[Any, ...]:
@@ -370,8 +370,8 @@ def test_saves_at_epoch_ends_resume_from_the_last_one(keras: Any, tmp_path: Path
         tensor = torch.from_numpy(x)
         return (DataLoader(TensorDataset(tensor, tensor * 0), batch_size=10),)
 
-    assert _chain(keras, tmp_path / "arrays", [13], save_freq="epoch") == [0, 10]
-    assert _chain(keras, tmp_path / "loader", [15], data=loader, save_freq="epoch") == [0, 10]
+    assert _chain(keras, tmp_path / "arrays", [13], save_on=None) == [0, 10]
+    assert _chain(keras, tmp_path / "loader", [15], data=loader, save_on=None) == [0, 10]
     names = sorted(p.name for p in (tmp_path / "loader").iterdir())
     assert names == ["step-20", "step-23"]  # the last epoch's end and the end of 'curated'
 
@@ -451,8 +451,8 @@ def test_dataloader_resumed_inside_an_epoch_is_refused(keras: Any, tmp_path: Pat
         "call 'pretrain' resumes at sample 30 of epoch 1, but Keras starts every epoch of a "
         "DataLoader at its first sample: samples 0-29 of epoch 1 would be trained again. Pass "
         "the data as arrays or as a keras.utils.PyDataset (the callback starts them at the saved "
-        "sample), or save only at epoch ends (save_freq='epoch') and resume from such a "
-        "checkpoint"
+        "sample), or save only at epoch ends (save_on=None, the default) and resume from "
+        "such a checkpoint"
     )
     # From an epoch boundary it is exact: crashed after step 10, the DataLoader run is the plan's.
     assert _chain(keras, tmp_path / "epoch", [10], data=loader) == [0, 10]

@@ -376,6 +376,21 @@ def test_saves_at_epoch_ends_resume_from_the_last_one(keras: Any, tmp_path: Path
     assert names == ["step-20", "step-23"]  # the last epoch's end and the end of 'curated'
 
 
+def test_save_on_saves_on_the_plans_grid(keras: Any, tmp_path: Path) -> None:
+    """save_on="0.25ep" saves at each step of Every("0.25ep") resolved on the plan, on lifetime
+    steps across both calls, and at each call's stop (the ledger records it finished)."""
+    from durations import Every
+
+    _process_in(keras, tmp_path, None, save_on="0.25ep", keep=None)
+    full = plan(CONFIG, CALLS)
+    grid = set(Every("0.25ep").resolve(full).steps()) | {20, 23}
+    saved = {int(p.name.removeprefix("step-")) for p in tmp_path.iterdir()}
+    assert saved == grid
+    assert all(
+        read_keras_checkpoint(tmp_path / f"step-{k}") == full.checkpoint_at(k) for k in saved
+    )
+
+
 @pytest.mark.parametrize("crashes", [[28], [23, 30], [20, 25, 32]])
 def test_reset_time_is_applied_once(keras: Any, tmp_path: Path, crashes: list[int]) -> None:
     """A third call resets the run clock and trains until 1ep on it (10 steps, from lifetime

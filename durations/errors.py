@@ -37,6 +37,18 @@ def shown(text: str) -> str:
     return f"{text[:40]!r}... ({len(text):,} characters)"
 
 
+def shown_value(value: object) -> str:
+    """:func:`shown` for any value: a string as :func:`shown` shows it; another value by its
+    ``repr``, or the first 40 characters of that and the length of the ``repr`` when it is
+    longer than ``SHOWN_CHARS``, so that a hostile value does not become a huge message."""
+    if isinstance(value, str):
+        return shown(value)
+    text = repr(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:40]}... (a {type(value).__name__} of {len(text):,} characters as repr)"
+
+
 class DurationsError(Exception):
     """Root of every error raised by ``durations``."""
 

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import attrs
 
-from .errors import FitCallError
+from .errors import FitCallError, shown_value
 from .loader import Loader
 from .time import Time
 from .units import Unit
@@ -24,7 +24,7 @@ def _optional_time(value: object) -> Time | None:
         return value
     if isinstance(value, str):
         return Time.parse(value)
-    raise FitCallError(f"expected a Time or a time string such as '10ba', got {value!r}")
+    raise FitCallError(f"expected a Time or a time string such as '10ba', got {shown_value(value)}")
 
 
 class ResumeMode(enum.Enum):
@@ -60,7 +60,7 @@ def _enum(kind: type[_E], field: str) -> Callable[[object], _E]:
             return kind(value)
         except ValueError:
             valid = ", ".join(repr(member.value) for member in kind)
-            raise FitCallError(f"invalid {field} {value!r}: expected one of {valid}") from None
+            raise FitCallError(f"invalid {field} {shown_value(value)}: expected one of {valid}") from None
 
     return convert
 
@@ -116,7 +116,7 @@ class FitCall:
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.loader, Loader):
-            raise FitCallError(f"invalid fit call loader {self.loader!r}: expected a Loader")
+            raise FitCallError(f"invalid fit call loader {shown_value(self.loader)}: expected a Loader")
         if self.duration is not None and self.until is not None:
             raise FitCallError(
                 f"fit call has both duration={self.duration} and until={self.until}; pass "
@@ -124,12 +124,12 @@ class FitCall:
                 "clock', not both"
             )
         if not isinstance(self.reset_time, bool):
-            raise FitCallError(f"invalid reset_time {self.reset_time!r}: expected True or False")
+            raise FitCallError(f"invalid reset_time {shown_value(self.reset_time)}: expected True or False")
         if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
-            raise FitCallError(f"invalid fit call name {self.name!r}: expected a non-empty string")
+            raise FitCallError(f"invalid fit call name {shown_value(self.name)}: expected a non-empty string")
         if self.name is not None and self.name.startswith("#"):
             raise FitCallError(
-                f"invalid fit call name {self.name!r}: names starting with '#' are the default "
+                f"invalid fit call name {shown_value(self.name)}: names starting with '#' are the default "
                 "positional identities"
             )
 

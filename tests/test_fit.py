@@ -75,6 +75,45 @@ def test_invalid(make: object, error: type[Exception], message: str) -> None:
         make()  # type: ignore[operator]
 
 
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: FitCall(loader=LOADER, duration=b"\0" * 1_000_000),
+            "expected a Time or a time string such as '10ba', got "
+            "b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x... "
+            "(a bytes of 4,000,003 characters as repr)",
+        ),
+        (
+            lambda: RunConfig(max_duration=[1] * 100_000),
+            "expected a Time or a time string such as '10ba', got "
+            "[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, ... (a list of 300,000 characters as repr)",
+        ),
+        (
+            lambda: RunConfig(resume="x" * 1_000),
+            "invalid resume mode 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (1,000 characters): "
+            "expected one of 'continue', 'extend', 'weights'",
+        ),
+        (
+            lambda: FitCall(loader=LOADER, name="#" * 1_000),
+            "invalid fit call name '########################################'... "
+            "(1,000 characters): names starting with '#' are the default positional identities",
+        ),
+        (
+            lambda: FitCall(loader=LOADER, reset_time=b"y" * 1_000),
+            "invalid reset_time b'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy... "
+            "(a bytes of 1,003 characters as repr): expected True or False",
+        ),
+    ],
+)
+def test_a_huge_bad_value_is_shown_by_its_start(make: object, message: str) -> None:
+    """A bad value however large gives a message of bounded size: its start and its length
+    (found by fuzzing: the whole repr of a megabyte was the message)."""
+    with pytest.raises(FitCallError) as raised:
+        make()  # type: ignore[operator]
+    assert str(raised.value) == message
+
+
 def test_identity() -> None:
     """A call is known by its name, or by its position."""
     assert FitCall(loader=LOADER).identity(3) == "#3"

@@ -1,0 +1,920 @@
+"""Fuzzing the parsers: every input that reaches ``durations`` from outside, for a fixed budget.
+
+Targets (:data:`TARGETS`), each fed bytes:
+
+- ``time``: ``Time.parse`` and what parses a time for the user (``FitCall``, ``RunConfig``,
+  ``durations convert``), and the values those constructors are given instead of a string;
+- ``scenario``: ``Scenario.from_toml``, then ``durations plan FILE`` and ``--json``;
+- ``checkpoint``: a checkpoint JSON file through ``read_checkpoint``, the Hugging Face ledger
+  reader (``durations.json``), ``durations inspect`` and ``durations plan --resume-from``;
+- ``trainer-state``: a Hugging Face ``trainer_state.json`` through the same readers;
+- ``torch`` (needs torch): Lightning and Composer files through their readers, ``read_checkpoint``
+  and ``durations inspect``, hostile pickles included, which must be refused and never run.
+
+Each input is classified: accepted, refused (a ``DurationsError``; for the command line, one
+paragraph on stderr and exit code 1 or 2), an *escape* (any other exception; for the command
+line a traceback or an exit code outside 0/1/2; a message longer than :data:`MAX_MESSAGE`; a
+broken round trip), or a *hang* (past the per-input time limit). The ``mutate`` engine mutates a
+corpus seeded from the repository's own files, deterministically from ``--seed``, and keeps the
+inputs whose outcome it has not seen yet; the ``atheris`` engine (``pip install -e '.[fuzz]'``)
+is coverage-guided. Run ``python -m tests.fuzz --budget ci|large`` (the torch target needs the
+frameworks environment: ``--targets torch``); ``--write-docs`` rewrites its figures block of
+``docs/reliability.md``. Escaping inputs are written to ``--crashes`` (``fuzz-crashes/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import io
+import json
+import os
+import pickle
+import random
+import re
+import signal
+import sys
+import tempfile
+import time
+import warnings
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import attrs
+
+from durations import Checkpoint, FitCall, Loader, RunConfig, Time, cli, plan
+from durations.errors import DurationsError
+from durations.readers import ExternalState, read_checkpoint
+from durations.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "reliability.md"
+SMALL = ROOT / "tests" / "golden" / "two-phase-small.toml"
+
+#: The longest error message accepted, whatever the input: hostile text is shown by its start
+#: and its length (``durations.errors.shown``), so a megabyte of input is not a megabyte of error.
+MAX_MESSAGE = 2_000
+#: The per-input time limit: an input that takes longer is a hang. Generous, for a busy
+#: 2-core machine (the slowest inputs, a megabyte through every reader, take about 3 s).
+LIMIT = 20.0
+#: The longest input the mutations build (the command line reads up to 64 MiB; the grammar
+#: refuses more than 256 characters before reading them).
+MAX_INPUT = 2**20
+
+
+class Escape(Exception):  # noqa: N818 - an outcome, not an error of the fuzzer
+    """An input that got out of the promised outcomes; ``kind`` says how."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__(kind)
+
+
+class Hang(BaseException):
+    """Raised by the per-input alarm: a BaseException, so no ``except Exception`` swallows it."""
+
+
+#: What the current input was told (the first line of each refusal): a new combination keeps
+#: the input in the corpus, a cheap stand-in for new coverage.
+_TOLD: list[str] = []
+
+
+def _refused(error: BaseException, where: str) -> None:
+    """A refusal: a DurationsError with a bounded message. Anything else escapes."""
+    _TOLD.append(f"{where}: {type(error).__name__}: {_first_line(error)}")
+    if not isinstance(error, DurationsError):
+        raise Escape(f"{where}: {type(error).__name__}: {_first_line(error)}") from error
+    if len(str(error)) > MAX_MESSAGE:
+        raise Escape(f"{where}: {type(error).__name__} message of {len(str(error)):,} characters")
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:160] if text else ""
+
+
+def _api(where: str, call: Callable[[], Any], *, oserror: bool = False) -> Any:
+    """Run ``call``; return its result, or None when it refused the input as promised (an
+    ``OSError`` too where ``oserror``: a file that cannot be read as text)."""
+    try:
+        return call()
+    except (Escape, Hang):
+        raise
+    except OSError as error:
+        if not oserror:
+            raise Escape(f"{where}: OSError: {_first_line(error)}") from error
+        _TOLD.append(f"{where}: OSError: {error.strerror}")
+        return None
+    except Exception as error:
+        _refused(error, where)
+        return None
+
+
+def _cli(*argv: str) -> int:
+    """``durations ARGV`` in this process: an exception out of ``main`` is a traceback; the
+    exit code must be 0, 1 or 2, and an error one bounded paragraph on stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    where = "durations " + " ".join(a if len(a) < 40 else "<input>" for a in argv)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code: object = cli.main(list(argv))
+        except SystemExit as exit_:  # argparse
+            code = exit_.code
+        except (Escape, Hang):
+            raise
+        except Exception as error:
+            kind = f"{where}: traceback: {type(error).__name__}: {_first_line(error)}"
+            raise Escape(kind) from error
+    if code not in (0, 1, 2):
+        raise Escape(f"{where}: exit code {code!r}")
+    text = err.getvalue()
+    _TOLD.append(f"{where}: {code}: {text[:200]}")
+    if "Traceback" in text:
+        raise Escape(f"{where}: traceback on stderr")
+    if len(text) > MAX_MESSAGE:
+        raise Escape(f"{where}: {len(text):,} characters on stderr")
+    if code == 2 and not text.startswith("durations: error: "):
+        raise Escape(f"{where}: exit code 2 without its message")
+    return int(code)
+
+
+def _text(data: bytes) -> str:
+    """The bytes as text: UTF-8, with any other byte kept as a lone surrogate (hostile text)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+# -- targets ---------------------------------------------------------------------------------
+
+_LOADER = Loader(samples=1_000, batch_size=10, tokens_per_sample=2, name="a")
+
+
+def _value(data: bytes) -> object:
+    """A value that is not a time string, for the constructors that take one: what a config
+    file or a careless caller may pass instead (bytes, numbers, lists, the text as a list)."""
+    kind = data[0] % 6 if data else 0
+    rest = data[1:]
+    values: list[object] = [
+        rest,
+        int.from_bytes(rest[:64] or b"\0", "big"),
+        len(rest) / 7,
+        list(_text(rest)),
+        {_text(rest): 1},
+        bytearray(rest),
+    ]
+    return values[kind]
+
+
+def target_time(data: bytes, scratch: Path) -> str:
+    """``Time.parse``; what a parsed time must satisfy (``str`` round-trips); the constructors
+    that parse a time, on the text and on other values; ``durations convert``."""
+    text = _text(data)
+    parsed = _api("Time.parse", lambda: Time.parse(text))
+    if parsed is not None:
+        again = _api("Time.parse(str(t))", lambda: Time.parse(str(parsed)))
+        if again != parsed or str(again) != str(parsed):
+            raise Escape(f"str does not round-trip: {str(parsed)[:80]!r} -> {again!r}")
+    for make in (
+        lambda: FitCall(loader=_LOADER, duration=text),
+        lambda: FitCall(loader=_LOADER, until=text),
+        lambda: RunConfig(max_duration=text),
+    ):
+        _api("FitCall/RunConfig(text)", make)
+    value = _value(data)
+    makers: tuple[Callable[[], object], ...] = (
+        lambda: FitCall(loader=_LOADER, duration=value),
+        lambda: RunConfig(max_duration=value),
+        lambda: RunConfig(resume=value),
+        lambda: RunConfig(data=value),
+        lambda: FitCall(loader=_LOADER, name=value),  # type: ignore[arg-type]
+        lambda: FitCall(loader=_LOADER, reset_time=value),  # type: ignore[arg-type]
+        lambda: Loader(samples=value, batch_size=1),  # type: ignore[arg-type]
+        lambda: Loader(samples=10, batch_size=2, name=value),  # type: ignore[arg-type]
+    )
+    for build in makers:
+        _api("constructor(value)", build)
+    _cli("convert", text, "--samples", "1000", "--batch-size", "10", "--tokens-per-sample", "2")
+    return "accepted" if parsed is not None else "refused"
+
+
+def target_scenario(data: bytes, scratch: Path) -> str:
+    """``Scenario.from_toml`` and its plan; ``durations plan FILE`` and ``--json``."""
+    scenario = _api("Scenario.from_toml", lambda: Scenario.from_toml(_text(data), source="s.toml"))
+    if scenario is not None:
+        _api("plan", lambda: plan(scenario.config, scenario.calls))
+    path = scratch / "s.toml"
+    path.write_bytes(data)
+    code = _cli("plan", str(path))
+    _cli("plan", str(path), "--json")
+    return {0: "accepted", 1: "planned with an error"}.get(code, "refused")
+
+
+def target_checkpoint(data: bytes, scratch: Path) -> str:
+    """A checkpoint JSON file: ``read_checkpoint`` (a Checkpoint it returns must round-trip
+    through ``to_dict``), the Hugging Face ledger reader, ``durations inspect`` and
+    ``durations plan --resume-from``."""
+    from durations.integrations.checkpoints import read_transformers_checkpoint
+
+    path = scratch / "c.json"
+    path.write_bytes(data)
+    found = _api("read_checkpoint", lambda: read_checkpoint(path), oserror=True)
+    if isinstance(found, Checkpoint):
+        again = _api(
+            "Checkpoint.from_dict(to_dict())", lambda: Checkpoint.from_dict(found.to_dict())
+        )
+        if again != found:
+            raise Escape("a checkpoint read does not round-trip through to_dict")
+    directory = scratch / "checkpoint-7"
+    directory.mkdir(exist_ok=True)
+    (directory / "durations.json").write_bytes(data)
+    _api("read_transformers_checkpoint", lambda: read_transformers_checkpoint(directory))
+    code = _cli("inspect", str(path))
+    _cli("plan", str(SMALL), "--resume-from", str(path))
+    if code != 0:
+        return "refused"
+    return "accepted" if isinstance(found, Checkpoint) else "accepted (another trainer)"
+
+
+def target_trainer_state(data: bytes, scratch: Path) -> str:
+    """A Hugging Face ``trainer_state.json``: ``read_checkpoint`` on the file and on its
+    ``checkpoint-N`` directory, the integrations' reader, ``durations inspect`` and
+    ``durations plan --resume-from``."""
+    from durations.integrations.checkpoints import read_transformers_checkpoint
+
+    directory = scratch / "checkpoint-500"
+    directory.mkdir(exist_ok=True)
+    path = directory / "trainer_state.json"
+    path.write_bytes(data)
+    found = _api("read_checkpoint(dir)", lambda: read_checkpoint(directory), oserror=True)
+    _api("read_checkpoint(file)", lambda: read_checkpoint(path), oserror=True)
+    _api("read_transformers_checkpoint", lambda: read_transformers_checkpoint(directory))
+    code = _cli("inspect", str(directory))
+    _cli("plan", str(SMALL), "--resume-from", str(directory))
+    if code != 0:
+        return "refused"
+    return "accepted" if isinstance(found, ExternalState) else "accepted (a durations checkpoint)"
+
+
+#: What a hostile pickle would create if it ever ran: the torch target fails if it exists.
+SENTINEL_NAME = "pickle-ran"
+
+
+def target_torch(data: bytes, scratch: Path) -> str:
+    """A Lightning ``.ckpt`` and a Composer ``.pt`` file: their readers, ``read_checkpoint``
+    and ``durations inspect``. A pickle that would run code must be refused, and must not run."""
+    from durations.integrations.checkpoints import (
+        read_composer_checkpoint,
+        read_lightning_checkpoint,
+    )
+
+    outcomes = []
+    for suffix, read in ((".ckpt", read_lightning_checkpoint), (".pt", read_composer_checkpoint)):
+        path = scratch / f"c{suffix}"
+        path.write_bytes(data)
+        found = _api(f"read {suffix}", lambda: read(path))  # noqa: B023 - called at once
+        _api(f"read_checkpoint {suffix}", lambda: read_checkpoint(path))  # noqa: B023
+        _cli("inspect", str(path))
+        outcomes.append(found is not None)
+    if (scratch / SENTINEL_NAME).exists():
+        raise Escape("a pickle ran code: the sentinel exists")
+    return {
+        (True, True): "accepted (both)",
+        (True, False): "accepted (Lightning)",
+        (False, True): "accepted (Composer)",
+    }.get((outcomes[0], outcomes[1]), "refused")
+
+
+@attrs.frozen
+class Target:
+    name: str
+    what: str
+    run: Callable[[bytes, Path], str]
+    seeds: Callable[[Path], list[bytes]]
+    tokens: tuple[bytes, ...]
+    needs: str | None = None
+    structure: Callable[[bytes, random.Random], bytes | None] | None = None
+
+
+def _files(*patterns: str) -> list[bytes]:
+    return [p.read_bytes() for pattern in patterns for p in sorted(ROOT.glob(pattern))]
+
+
+_TIME_SEEDS = (
+    "10ba 2.1ep 1e6tok 1/3ep 0.5dur 9007199254740993tok 1_000sp .5ep 12.ep 1E-3ep 0ba "
+    "1e1000tok 2/0ep 10epochs 10 ep 1e-1001ba"
+)
+
+
+def _time_seeds(scratch: Path) -> list[bytes]:
+    seeds = [s.encode() for s in _TIME_SEEDS.split(" ") if s]
+    seeds += [b" 3ep\t", b"\xef\xbc\x91\xef\xbc\x90ba", b"1" * 300 + b"ba"]  # fullwidth 10ba
+    for text in _files("examples/*.toml"):
+        seeds += sorted(set(re.findall(rb'"([0-9][^"]*)"', text)))
+    return seeds
+
+
+_TRAINER_STATE = {
+    "best_metric": None,
+    "epoch": 1.3,
+    "eval_steps": 500,
+    "global_step": 13,
+    "log_history": [{"epoch": 1.0, "loss": 2.5, "step": 10}],
+    "logging_steps": 10,
+    "max_steps": 23,
+    "num_train_epochs": 3,
+    "save_steps": 500,
+    "train_batch_size": 8,
+    "trial_name": None,
+}
+
+
+def _state_seeds(scratch: Path) -> list[bytes]:
+    return [
+        *_files("tests/golden/nan-epoch/trainer_state.json"),
+        json.dumps(_TRAINER_STATE, indent=2).encode(),
+        json.dumps({"global_step": 0}).encode(),
+    ]
+
+
+class _Runs:
+    """A class whose pickle, if loaded by plain ``pickle``, calls ``os.mkdir(sentinel)``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.mkdir, (self.path,))
+
+
+def hostile_pickles(sentinel: Path) -> list[bytes]:
+    """Pickles that run code when loaded (each creates ``sentinel``): raw, inside a torch
+    zip checkpoint, and disguised as a Lightning and a Composer checkpoint."""
+    import torch
+
+    raw = [
+        pickle.dumps(_Runs(sentinel), protocol=protocol)
+        for protocol in (0, 2, pickle.HIGHEST_PROTOCOL)
+    ]
+    raw.append(pickle.dumps({"global_step": 3, "epoch": 0, "callbacks": _Runs(sentinel)}))
+    wrapped = []
+    for payload in (
+        _Runs(sentinel),
+        {"global_step": 3, "epoch": 0, "state_dict": {}, "hparams": _Runs(sentinel)},
+        {"state": {"timestamp": {"epoch": 0}, "model": _Runs(sentinel)}},
+    ):
+        buffer = io.BytesIO()
+        torch.save(payload, buffer)
+        wrapped.append(buffer.getvalue())
+    return raw + wrapped
+
+
+def _torch_seeds(scratch: Path) -> list[bytes]:
+    import datetime
+
+    import torch
+
+    small = plan(
+        RunConfig(max_duration="2ep"),
+        [FitCall(loader=Loader(samples=100, batch_size=10, name="a"))],
+    )
+    stamp = {
+        "epoch": 1, "batch": 13, "sample": 130, "token": 0, "batch_in_epoch": 3,
+        "sample_in_epoch": 30, "token_in_epoch": 0, "total_wct": datetime.timedelta(seconds=5),
+    }  # fmt: skip
+    objects: list[object] = [
+        {"epoch": 1, "global_step": 13, "state_dict": {"w": torch.zeros(2)}},
+        {
+            "epoch": 1,
+            "global_step": 13,
+            "loops": {
+                "fit_loop": {
+                    "epoch_loop.batch_progress": {"current": {"processed": 3}},
+                    "state_dict": {"combined_loader": [{"a": 1}]},
+                }
+            },
+        },
+        {"epoch": 2, "global_step": 1, "durations": small.checkpoint_at(13).to_dict()},
+        {"state": {"timestamp": stamp, "model": {}}, "rng": []},
+        {"state": {"timestamp": stamp, "durations": small.checkpoint_at(3).to_dict()}},
+        torch.zeros(2),
+    ]
+    seeds = []
+    for thing in objects:
+        buffer = io.BytesIO()
+        torch.save(thing, buffer)
+        seeds.append(buffer.getvalue())
+    seeds.append(pickle.dumps({"epoch": 1, "global_step": 13}, protocol=2))
+    return seeds + hostile_pickles(scratch / SENTINEL_NAME)
+
+
+_VALUES: tuple[object, ...] = (
+    0, 1, -1, 3, 13, 2**63, 10**300, 0.5, 1.3, float("nan"), float("inf"), -0.0, True, False,
+    None, "", "10ba", "0.5ep", "1e6tok", "2.1ep", "0.5dur", "1/3ep", "x", "#0", "a", "b",
+    "exact", "replay_epoch", "cycle", "\udc80", "1" * 300, [], {}, [1], {"a": 1},
+)  # fmt: skip
+
+
+def _nodes(value: object, path: tuple[object, ...] = ()) -> Iterator[tuple[object, ...]]:
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _nodes(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _nodes(item, (*path, index))
+
+
+def _replace(value: Any, path: tuple[object, ...], new: object) -> Any:
+    if not path:
+        return new
+    value[path[0]] = _replace(value[path[0]], path[1:], new)
+    return value
+
+
+def mutate_json(data: bytes, rng: random.Random) -> bytes | None:
+    """A structural edit of a JSON document: a value replaced by another of any type (or a
+    copy of another node), a key deleted or added, a list element repeated, a huge string."""
+    try:
+        tree = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    for _ in range(rng.randint(1, 3)):
+        paths = list(_nodes(tree))
+        path = rng.choice(paths)
+        choice = rng.randrange(6)
+        if choice == 0 and path:
+            parent = _replace(tree, (), tree)
+            for step in path[:-1]:
+                parent = parent[step]
+            del parent[path[-1]]
+        elif choice == 1:
+            duplicate = json.loads(json.dumps(_at(tree, rng.choice(paths))))
+            tree = _replace(tree, path, duplicate)
+        elif choice == 2 and isinstance(_at(tree, path), dict):
+            _at(tree, path)[rng.choice(["format", "extra", "name", "x" * rng.randint(1, 600)])] = (
+                copy.deepcopy(rng.choice(_VALUES))
+            )
+        elif choice == 3 and isinstance(_at(tree, path), list) and _at(tree, path):
+            items = _at(tree, path)
+            items.extend(items * rng.randint(1, 50))
+        elif choice == 4:
+            tree = _replace(tree, path, "9" * rng.randint(300, 200_000))
+        else:
+            tree = _replace(tree, path, copy.deepcopy(rng.choice(_VALUES)))
+    return json.dumps(tree).encode("utf-8", "surrogatepass")
+
+
+def _at(tree: Any, path: tuple[object, ...]) -> Any:
+    for step in path:
+        tree = tree[step]
+    return tree
+
+
+def mutate_lines(data: bytes, rng: random.Random) -> bytes | None:
+    """A line-level edit of a scenario: a line deleted, repeated or moved, or the value after
+    ``=`` replaced by another TOML value."""
+    lines = data.split(b"\n")
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(len(lines))
+        choice = rng.randrange(4)
+        if choice == 0:
+            del lines[i]
+        elif choice == 1:
+            lines[i:i] = [lines[i]] * rng.randint(1, 3)
+        elif choice == 2:
+            lines.insert(rng.randrange(len(lines) + 1), lines.pop(i))
+        elif b"=" in lines[i]:
+            key = lines[i].partition(b"=")[0]
+            value = rng.choice(
+                [b'"10ba"', b'"0.5ep"', b'"1e6tok"', b'"0.9dur"', b'"end"', b'"start:#1"', b"0",
+                 b"-1", b"1", b"2", b"3", b"true", b"1.5", b"inf", b"nan", b'"a"', b'"b"', b"[]",
+                 b'["1ba", "2ba"]', b"{}", b'"cycle"', b'"cosine"', b'"0.1"', b"10_000_000_000",
+                 b'"' + b"x" * 1000 + b'"', b"2" * 500]
+            )  # fmt: skip
+            lines[i] = key + b"= " + value
+        if not lines:
+            lines = [b""]
+    return b"\n".join(lines)
+
+
+_JSON_TOKENS = (
+    b"{", b"}", b"[", b"]", b"null", b"true", b"false", b"1e999", b"-1", b"NaN", b"Infinity",
+    b'"', b":", b",", b"0.5", b'"format"', b'"ledger"', b'"progress"', b'"global_step"',
+    b'"epoch"', b'"durations"', b"9" * 5000, b"[" * 100_000, b'"\\ud800"', b"\xff",
+)  # fmt: skip
+
+# -- the mutation engine ---------------------------------------------------------------------
+
+
+def mutate(
+    data: bytes, rng: random.Random, corpus: Sequence[bytes], tokens: Sequence[bytes]
+) -> bytes:
+    """One to four random edits of ``data``: bit flips, byte and token insertions, deletions,
+    repeats, splices with another corpus entry, and (rarely) a huge repeat or a deep nest."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        at = rng.randint(0, len(out))
+        choice = rng.randrange(10)
+        if choice == 0 and out:
+            i = rng.randrange(len(out))
+            out[i] ^= 1 << rng.randrange(8)
+        elif choice == 1:
+            out[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
+        elif choice in (2, 3) and out:
+            end = min(len(out), at + rng.randint(1, 16))
+            del out[at:end]
+        elif choice in (4, 5):
+            out[at:at] = rng.choice(tokens)
+        elif choice == 6 and out:
+            start = rng.randrange(len(out))
+            chunk = out[start : start + rng.randint(1, 64)]
+            out[at:at] = chunk * rng.randint(1, 8)
+        elif choice == 7 and corpus:
+            other = rng.choice(corpus)
+            cut = rng.randint(0, len(other))
+            out = bytearray(out[:at] + other[cut:])
+        elif choice == 8 and out:
+            i = rng.randrange(len(out))
+            out[i] = rng.choice(b"0123456789.-+eE/_ \n\"'[]{}=,:#\\")
+        elif rng.random() < 0.2:
+            piece = bytes(out[at : at + rng.randint(1, 8)]) or b"1"
+            out[at:at] = piece * (rng.randint(10_000, MAX_INPUT // 2) // len(piece))
+    return bytes(out[:MAX_INPUT])
+
+
+_PICKLE_TOKENS = (
+    b"\x80\x02", b"c", b"builtins\nopen\n", b"R", b".", b"}", b"(", b"\x94", b"posix\nsystem\n",
+    b"global_step", b"epoch", b"X\x0b\x00\x00\x00global_step", b"K\x0d", b"J\xff\xff\xff\xff",
+    b"G\x7f\xf8\x00\x00\x00\x00\x00\x00", b"\x8a\x09" + b"\xff" * 9, b"N", b"\x88", b"s", b"u",
+    b"]", b"e", b"t", b"h\x00", b"q\x00", b"\x93", b"\x81", b"b",
+)  # fmt: skip
+
+
+def mutate_torch(data: bytes, rng: random.Random) -> bytes | None:
+    """An edit inside a torch zip checkpoint that keeps the container readable: the pickle
+    ``data.pkl`` mutated, or another record dropped, emptied or mutated."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        records = {info.filename: archive.read(info.filename) for info in archive.infolist()}
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
+        return None
+    names = sorted(records)
+    pickled = [name for name in names if name.endswith("data.pkl")]
+    name = rng.choice(pickled) if pickled and rng.random() < 0.8 else rng.choice(names)
+    choice = rng.randrange(4)
+    if choice == 0 and len(names) > 1:
+        del records[name]
+    elif choice == 1:
+        records[name] = b""
+    else:
+        records[name] = mutate(records[name], rng, [], _PICKLE_TOKENS)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as rewritten:
+        for record, content in records.items():
+            rewritten.writestr(record, content)
+    return out.getvalue()
+
+
+_TIME_TOKENS = (
+    *(
+        token.encode()
+        for token in [
+            "ba",
+            "ep",
+            "sp",
+            "tok",
+            "dur",
+            "e",
+            "E",
+            "/",
+            "_",
+            ".",
+            "-",
+            "+",
+            "0",
+            "1",
+            "5",
+        ]
+    ),
+    # a space, a long number, a fullwidth and an Arabic-Indic 1, a NUL, a byte that is not UTF-8
+    *(b" ", b"9" * 250, b"\xef\xbc\x91", b"\xd9\xa1", b"\x00", b"\xff"),
+)
+
+_TOML_TOKENS = (
+    *(
+        token.encode() + b"\n"
+        for token in [
+            "[[fit]]",
+            "[run]",
+            "[loaders.a]",
+            "[resume]",
+            "[schedule]",
+            "[events.e]",
+            "[[schedule.pieces]]",
+        ]
+    ),
+    *(
+        key.encode() + b" = "
+        for key in [
+            "loader",
+            "samples",
+            "batch_size",
+            "world_size",
+            "device_batch_size",
+            "max_duration",
+            "duration",
+            "until",
+            "kind",
+            "every",
+            "at",
+            "checkpoint",
+            "mode",
+            "data",
+            "padding",
+        ]
+    ),
+    *(
+        value.encode()
+        for value in [
+            '"a"',
+            '"0.5dur"',
+            '"end"',
+            '"start:#0"',
+            '"cosine"',
+            "inf",
+            "nan",
+            "1e308",
+            "-1",
+            "0",
+            "true",
+            "{",
+            "}",
+            "=",
+            '"',
+            "1979-05-27T07:32:00Z",
+            "0x7f",
+        ]
+    ),
+    *(b"\n", b"9" * 5000, b"[" * 10_000, b"a." * 200, b"\xff"),
+)
+
+TARGETS: dict[str, Target] = {
+    target.name: target
+    for target in (
+        Target(
+            "time",
+            "Time.parse, FitCall, RunConfig, durations convert",
+            target_time,
+            _time_seeds,
+            _TIME_TOKENS,
+        ),
+        Target(
+            "scenario",
+            "Scenario.from_toml, durations plan FILE [--json]",
+            target_scenario,
+            lambda scratch: _files("examples/*.toml", "tests/golden/*.toml"),
+            _TOML_TOKENS,
+            structure=mutate_lines,
+        ),
+        Target(
+            "checkpoint",
+            "read_checkpoint, the Hugging Face ledger reader, durations inspect, --resume-from",
+            target_checkpoint,
+            lambda scratch: _files("examples/checkpoints/*.json", "tests/golden/*.json"),
+            _JSON_TOKENS,
+            structure=mutate_json,
+        ),
+        Target(
+            "trainer-state",
+            "Hugging Face trainer_state.json: read_checkpoint, the integrations' reader, "
+            "durations inspect, --resume-from",
+            target_trainer_state,
+            _state_seeds,
+            _JSON_TOKENS,
+            structure=mutate_json,
+        ),
+        Target(
+            "torch",
+            "Lightning .ckpt and Composer .pt readers, read_checkpoint, durations inspect; "
+            "hostile pickles",
+            target_torch,
+            _torch_seeds,
+            (*_PICKLE_TOKENS, b"PK\x03\x04"),
+            needs="torch",
+            structure=mutate_torch,
+        ),
+    )
+}
+
+
+@attrs.define
+class Tally:
+    """What one target's run counted."""
+
+    name: str
+    inputs: int = 0
+    outcomes: dict[str, int] = attrs.field(factory=dict)
+    escapes: list[str] = attrs.field(factory=list)
+    hangs: int = 0
+    corpus: int = 0
+    seconds: float = 0.0
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    def ring(signum: int, frame: FrameType | None) -> None:
+        raise Hang
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _signature(outcome: str, scratch: Path) -> str:
+    """The outcome and what the input was told, without numbers, quoted values and the
+    scratch path: an input with a new signature is kept in the corpus."""
+    text = "\n".join([outcome, *_TOLD]).replace(str(scratch), "<scratch>")
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "Q", text)
+    return re.sub(r"[0-9]+", "N", text)
+
+
+def one(target: Target, data: bytes, scratch: Path, limit: float) -> tuple[str, str | None]:
+    """Run one input: its outcome (for the corpus) and its escape, if any ('hang' for a hang)."""
+    _TOLD.clear()
+    try:
+        # Warnings are not outcomes (torch warns of unusual pickle protocols, for one).
+        with _alarm(limit), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            outcome = target.run(data, scratch)
+    except Hang:
+        return "hang", "hang"
+    except Escape as escape:
+        return f"escape {escape.kind}", escape.kind
+    return outcome, None
+
+
+def fuzz(
+    target: Target,
+    *,
+    inputs: int,
+    seed: int = 0,
+    limit: float = LIMIT,
+    crashes: Path | None = None,
+    seconds: float | None = None,
+) -> Tally:
+    """Run ``target`` on its seeds, then on mutations of its corpus, until ``inputs`` inputs
+    (or ``seconds`` seconds, whichever comes first) are tried."""
+    tally = Tally(target.name)
+    rng = random.Random(f"{target.name}:{seed}")
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="durations-fuzz-") as name:
+        scratch = Path(name)
+        corpus = target.seeds(scratch)
+        queue = list(corpus)
+        seen: set[str] = set()
+        while tally.inputs < inputs:
+            if seconds is not None and time.perf_counter() - began > seconds:
+                break
+            if queue:
+                data = queue.pop(0)
+            else:
+                parent = rng.choice(corpus)
+                found = None
+                if target.structure is not None and rng.random() < 0.5:
+                    found = target.structure(parent, rng)
+                data = found if found is not None else mutate(parent, rng, corpus, target.tokens)
+            outcome, escape = one(target, data, scratch, limit)
+            tally.inputs += 1
+            key = "escape" if escape and escape != "hang" else outcome
+            tally.outcomes[key] = tally.outcomes.get(key, 0) + 1
+            if escape == "hang":
+                tally.hangs += 1
+            elif escape is not None:
+                tally.escapes.append(escape)
+            if escape is not None and crashes is not None:
+                crashes.mkdir(parents=True, exist_ok=True)
+                (crashes / f"{target.name}-{tally.inputs}").write_bytes(data)
+            signature = _signature(outcome if escape is None else f"escape {escape}", scratch)
+            if signature not in seen:
+                seen.add(signature)
+                if len(data) <= 65_536 and len(corpus) < 5_000:
+                    corpus.append(data)
+    tally.corpus = len(corpus)
+    tally.seconds = time.perf_counter() - began
+    return tally
+
+
+# -- budgets and figures ---------------------------------------------------------------------
+
+#: Each budget: inputs per target, and the seconds each target may take at most (``None``: no
+#: bound in time, so that the counts do not depend on the machine; the CI test compares them).
+BUDGETS: dict[str, tuple[int, float | None]] = {"ci": (300, None), "large": (10**6, 150.0)}
+
+
+def available(names: Sequence[str]) -> list[Target]:
+    """The targets of ``names`` whose dependency is installed."""
+    chosen = []
+    for name in names:
+        target = TARGETS[name]
+        if target.needs is not None:
+            try:
+                __import__(target.needs)
+            except ImportError:
+                continue
+        chosen.append(target)
+    return chosen
+
+
+def run(
+    budget: str,
+    names: Sequence[str],
+    *,
+    seed: int = 0,
+    crashes: Path | None = None,
+    inputs: int | None = None,
+) -> list[Tally]:
+    """Fuzz each of ``names`` whose dependency is installed, for ``budget`` (or ``inputs``)."""
+    budgeted, seconds = BUDGETS[budget]
+    inputs = budgeted if inputs is None else inputs
+    return [
+        fuzz(target, inputs=inputs, seed=seed, crashes=crashes, seconds=seconds)
+        for target in available(names)
+    ]
+
+
+#: The targets of the default run; ``torch`` needs the frameworks environment.
+PURE = ("time", "scenario", "checkpoint", "trainer-state")
+BEGIN = "<!-- figures: begin (python -m tests.fuzz --budget {budget}{targets} --write-docs) -->"
+END = "<!-- figures: end (fuzz {budget}{targets}) -->"
+
+
+def marks(budget: str, names: Sequence[str]) -> tuple[str, str]:
+    """The lines around the figures block of ``budget`` and these targets."""
+    targets = "" if tuple(names) == PURE else " --targets " + ",".join(names)
+    return BEGIN.format(budget=budget, targets=targets), END.format(budget=budget, targets=targets)
+
+
+def figures(budget: str, tallies: Sequence[Tally], seed: int = 0) -> str:
+    """The lines the doc shows: the budget, then per target its counts and its time."""
+    inputs, seconds = BUDGETS[budget]
+    bound = f"{inputs:,} inputs" if seconds is None else f"{seconds:.0f} s"
+    lines = [
+        f"- budget `{budget}`: {bound} per target, seed {seed}, at most {LIMIT:.0f} s an input"
+    ]
+    for tally in tallies:
+        counts = ", ".join(f"{key} {n:,}" for key, n in sorted(tally.outcomes.items()))
+        lines.append(
+            f"- `{tally.name}`: {tally.inputs:,} inputs, escapes {len(tally.escapes):,}, "
+            f"hangs {tally.hangs:,} ({counts}; corpus {tally.corpus:,}) in {tally.seconds:.1f} s"
+        )
+    total = sum(t.seconds for t in tallies)
+    lines.append(f"- time: {total:.1f} s (one process, on this project's 2-core machine)")
+    return "\n".join(lines)
+
+
+#: A figures line without its time: what the CI test compares.
+COUNTS = re.compile(r"(?P<counts>- `[\w-]+`: .*\)) in [0-9.]+ s")
+
+
+def write_docs(budget: str, names: Sequence[str], text: str, doc: Path = DOC) -> None:
+    content = doc.read_text(encoding="utf-8")
+    begin, end = marks(budget, names)
+    head, found, rest = content.partition(begin)
+    if not found or end not in rest:
+        raise SystemExit(f"{doc}: no block between {begin!r} and {end!r}")
+    rest = rest.partition(end)[2]
+    doc.write_text(f"{head}{begin}\n{text}\n{end}{rest}", encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__)
+    parser.add_argument("--budget", choices=sorted(BUDGETS), default="ci")
+    parser.add_argument("--targets", default=",".join(PURE), help="comma-separated target names")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--crashes", type=Path, default=ROOT / "fuzz-crashes")
+    parser.add_argument("--inputs", type=int, help="try this many inputs, not the budget's")
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args(argv)
+    if args.write_docs and args.inputs is not None:
+        parser.error("--write-docs writes the figures of a budget: drop --inputs")
+    names = args.targets.split(",")
+    tallies = run(args.budget, names, seed=args.seed, crashes=args.crashes, inputs=args.inputs)
+    text = figures(args.budget, tallies, args.seed)
+    print(text)
+    for tally in tallies:
+        for kind in sorted(set(tally.escapes)):
+            print(f"escape in {tally.name}: {kind}", file=sys.stderr)
+    if args.write_docs:
+        write_docs(args.budget, [t.name for t in tallies], text)
+    return 1 if any(t.escapes or t.hangs for t in tallies) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from .errors import CheckpointFormatError, DurationsError
+from .errors import CheckpointFormatError, DurationsError, shown, shown_value
 from .loader import Loader
 from .progress import Progress
 from .sharding import Sharding
@@ -223,7 +223,9 @@ class _Reader:
     def whole(self, key: str) -> int:
         value = self.value(key)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise CheckpointFormatError(self._where(key), f"expected a whole number, got {value!r}")
+            raise CheckpointFormatError(
+                self._where(key), f"expected a whole number, got {shown_value(value)}"
+            )
         return value
 
     def whole_or_none(self, key: str) -> int | None:
@@ -232,13 +234,17 @@ class _Reader:
     def flag(self, key: str) -> bool:
         value = self.value(key)
         if not isinstance(value, bool):
-            raise CheckpointFormatError(self._where(key), f"expected true or false, got {value!r}")
+            raise CheckpointFormatError(
+                self._where(key), f"expected true or false, got {shown_value(value)}"
+            )
         return value
 
     def text(self, key: str) -> str:
         value = self.value(key)
         if not isinstance(value, str):
-            raise CheckpointFormatError(self._where(key), f"expected a string, got {value!r}")
+            raise CheckpointFormatError(
+                self._where(key), f"expected a string, got {shown_value(value)}"
+            )
         return value
 
     def text_or_none(self, key: str) -> str | None:
@@ -274,8 +280,16 @@ class _Reader:
         unknown = sorted(set(self.data) - self.seen)
         if unknown:
             raise CheckpointFormatError(
-                self.path, f"unknown keys {unknown}; this version of durations writes no such keys"
+                self.path,
+                f"unknown keys {_some(unknown)}; this version of durations writes no such keys",
             )
+
+
+def _some(names: list[str], most: int = 5) -> str:
+    """The first ``most`` names, each shown by its start when long, and how many others."""
+    listed = ", ".join(shown(name) for name in names[:most])
+    more = f", and {len(names) - most:,} more" if len(names) > most else ""
+    return f"[{listed}{more}]"
 
 
 def _progress_from(reader: _Reader) -> Progress:

@@ -43,6 +43,8 @@ def shown_value(value: object) -> str:
     longer than ``SHOWN_CHARS``, so that a hostile value does not become a huge message."""
     if isinstance(value, str):
         return shown(value)
+    if isinstance(value, int) and value.bit_length() > 4 * SHOWN_CHARS:  # repr may refuse it
+        return f"(an int of {value.bit_length():,} bits)"
     text = repr(value)
     if len(text) <= SHOWN_CHARS:
         return text

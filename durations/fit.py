@@ -60,7 +60,9 @@ def _enum(kind: type[_E], field: str) -> Callable[[object], _E]:
             return kind(value)
         except ValueError:
             valid = ", ".join(repr(member.value) for member in kind)
-            raise FitCallError(f"invalid {field} {shown_value(value)}: expected one of {valid}") from None
+            raise FitCallError(
+                f"invalid {field} {shown_value(value)}: expected one of {valid}"
+            ) from None
 
     return convert
 
@@ -116,7 +118,9 @@ class FitCall:
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.loader, Loader):
-            raise FitCallError(f"invalid fit call loader {shown_value(self.loader)}: expected a Loader")
+            raise FitCallError(
+                f"invalid fit call loader {shown_value(self.loader)}: expected a Loader"
+            )
         if self.duration is not None and self.until is not None:
             raise FitCallError(
                 f"fit call has both duration={self.duration} and until={self.until}; pass "
@@ -124,13 +128,17 @@ class FitCall:
                 "clock', not both"
             )
         if not isinstance(self.reset_time, bool):
-            raise FitCallError(f"invalid reset_time {shown_value(self.reset_time)}: expected True or False")
+            raise FitCallError(
+                f"invalid reset_time {shown_value(self.reset_time)}: expected True or False"
+            )
         if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
-            raise FitCallError(f"invalid fit call name {shown_value(self.name)}: expected a non-empty string")
+            raise FitCallError(
+                f"invalid fit call name {shown_value(self.name)}: expected a non-empty string"
+            )
         if self.name is not None and self.name.startswith("#"):
             raise FitCallError(
-                f"invalid fit call name {shown_value(self.name)}: names starting with '#' are the default "
-                "positional identities"
+                f"invalid fit call name {shown_value(self.name)}: names starting with '#' are "
+                "the default positional identities"
             )
 
     def identity(self, index: int) -> str:

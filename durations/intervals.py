@@ -23,7 +23,7 @@ from fractions import Fraction
 import attrs
 
 from ._timeline import Span, Timeline
-from .errors import ConversionError, ScheduleError
+from .errors import ConversionError, ScheduleError, shown_value
 from .plans import Plan
 from .schedules import Boundary, Landmark, _boundary, _Placer
 from .time import Time
@@ -91,7 +91,9 @@ def _times(value: object) -> tuple[Boundary, ...]:
     if isinstance(value, (str, Time, Landmark)):
         value = [value]
     if not isinstance(value, Iterable):
-        raise ScheduleError(f"invalid event times {value!r}: expected a time, a landmark or a list")
+        raise ScheduleError(
+            f"invalid event times {shown_value(value)}: expected a time, a landmark or a list"
+        )
     times = tuple(_boundary(v, "event time") for v in value)
     if not times:
         raise ScheduleError("At() needs at least one time, such as At('0.5dur')")
@@ -186,7 +188,7 @@ class Events:
 
 def _check_step(step: object) -> None:
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise ScheduleError(f"invalid step {step!r}: expected a whole number >= 0")
+        raise ScheduleError(f"invalid step {shown_value(step)}: expected a whole number >= 0")
 
 
 def _next_on_grid(spans: tuple[Span, ...], value: Fraction, unit: Unit, step: int) -> int | None:

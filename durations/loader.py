@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from .errors import GeometryError
+from .errors import GeometryError, shown_value
 from .sharding import Padding, Sharding
 
 __all__ = ["Loader"]
@@ -15,9 +15,9 @@ def _whole(field: str, value: object, *, optional: bool) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, int):
         expected = "a whole number > 0" + (" or None" if optional else "")
-        raise GeometryError(field, f"expected {expected}, got {value!r}")
+        raise GeometryError(field, f"expected {expected}, got {shown_value(value)}")
     if value <= 0:
-        raise GeometryError(field, f"expected a whole number > 0, got {value!r}")
+        raise GeometryError(field, f"expected a whole number > 0, got {shown_value(value)}")
 
 
 @attrs.frozen(kw_only=True)
@@ -90,9 +90,11 @@ class Loader:
         _whole("batch_size", self.batch_size, optional=False)
         _whole("tokens_per_sample", self.tokens_per_sample, optional=True)
         if self.name is not None and not isinstance(self.name, str):
-            raise GeometryError("name", f"expected a string or None, got {self.name!r}")
+            raise GeometryError("name", f"expected a string or None, got {shown_value(self.name)}")
         if not isinstance(self.drop_last, bool):
-            raise GeometryError("drop_last", f"expected True or False, got {self.drop_last!r}")
+            raise GeometryError(
+                "drop_last", f"expected True or False, got {shown_value(self.drop_last)}"
+            )
         if self.sharding is not None:
             self._check_sharding(self.sharding)
         elif self.drop_last and self.samples is not None and self.samples < self.batch_size:
@@ -105,7 +107,9 @@ class Loader:
 
     def _check_sharding(self, sharding: Sharding) -> None:
         if not isinstance(sharding, Sharding):
-            raise GeometryError("sharding", f"expected a Sharding or None, got {sharding!r}")
+            raise GeometryError(
+                "sharding", f"expected a Sharding or None, got {shown_value(sharding)}"
+            )
         if self.batch_size != sharding.batch_size:
             raise GeometryError(
                 "batch_size",

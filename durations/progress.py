@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import attrs
 
-from .errors import ConversionError, ProgressError
+from .errors import ConversionError, ProgressError, shown_value
 from .loader import Loader
 from .time import Time
 from .units import Unit
@@ -25,9 +25,9 @@ def _check_counter(field: str, value: object, *, optional: bool = False) -> None
     if value is None and optional:
         return
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ProgressError(field, f"expected a whole number >= 0, got {value!r}")
+        raise ProgressError(field, f"expected a whole number >= 0, got {shown_value(value)}")
     if value < 0:
-        raise ProgressError(field, f"expected a whole number >= 0, got {value!r}")
+        raise ProgressError(field, f"expected a whole number >= 0, got {shown_value(value)}")
 
 
 @attrs.frozen(kw_only=True)
@@ -64,7 +64,8 @@ class Progress:
         if (self.token is None) != (self.token_in_epoch is None):
             raise ProgressError(
                 "token_in_epoch",
-                f"token={self.token!r} and token_in_epoch={self.token_in_epoch!r}: "
+                f"token={shown_value(self.token)}"
+                f" and token_in_epoch={shown_value(self.token_in_epoch)}: "
                 "either both are known or both are None",
             )
         for inner, outer in (

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import stat
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import attrs
 
 from .checkpoint import Checkpoint
-from .errors import CheckpointFormatError
+from .errors import CheckpointFormatError, shown_value
 from .plans import Plan
 
 __all__ = ["MAX_FILE_BYTES", "ExternalState", "read_checkpoint", "read_text"]
@@ -173,6 +174,12 @@ def _read_json(path: Path) -> Any:
         raise CheckpointFormatError(
             "", f"{path} nests JSON arrays or objects too deeply to be a checkpoint"
         ) from None
+    except ValueError:  # an integer past the digits int() converts
+        raise CheckpointFormatError(
+            "",
+            f"{path} has an integer of more than {sys.get_int_max_str_digits():,} digits, the "
+            "most Python reads; no checkpoint has one",
+        ) from None
 
 
 def _read_transformers(path: Path, data: Any = None) -> ExternalState:
@@ -183,12 +190,16 @@ def _read_transformers(path: Path, data: Any = None) -> ExternalState:
         raise CheckpointFormatError("", f"{path}: expected a JSON object")
     step = data.get("global_step")
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise CheckpointFormatError("global_step", f"{path}: expected a whole number, got {step!r}")
+        raise CheckpointFormatError(
+            "global_step", f"{path}: expected a whole number, got {shown_value(step)}"
+        )
     epoch = data.get("epoch")
     if epoch is not None and (
         isinstance(epoch, bool) or not isinstance(epoch, int | float) or not math.isfinite(epoch)
     ):
-        raise CheckpointFormatError("epoch", f"{path}: expected a finite number, got {epoch!r}")
+        raise CheckpointFormatError(
+            "epoch", f"{path}: expected a finite number, got {shown_value(epoch)}"
+        )
     keys = ("max_steps", "num_train_epochs", "train_batch_size", "save_steps")
     details = {key: data[key] for key in keys if key in data}
     return ExternalState(

@@ -7,13 +7,14 @@ command line's job. The format is documented key by key in ``docs/scenario-files
 from __future__ import annotations
 
 import difflib
+import re
 import tomllib
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from .errors import DurationsError
+from .errors import SHOWN_CHARS, DurationsError, shown, shown_value
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
 from .intervals import At, AtCallEnds, Every
 from .loader import Loader
@@ -68,6 +69,16 @@ class Scenario:
         >>> s.calls[0].loader.steps_per_epoch
         100
         """
+        long_key = _LONG_KEY.search(text)
+        if long_key is not None:
+            line = text.count("\n", 0, long_key.start()) + 1
+            raise ScenarioError(
+                source,
+                "",
+                f"invalid TOML: line {line:,} has a dotted key of more than {MAX_KEY_PARTS} parts; "
+                "Python's TOML reader takes time to the square of the parts, and a scenario's "
+                "keys have at most 3",
+            )
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
@@ -76,8 +87,27 @@ class Scenario:
             raise ScenarioError(
                 source, "", "invalid TOML: arrays or inline tables nested too deeply to read"
             ) from None
+        except ValueError:  # an integer past the digits int() converts
+            raise ScenarioError(
+                source,
+                "",
+                "invalid TOML: an integer with more digits than Python converts (4,300 unless "
+                "configured); no scenario needs one",
+            ) from None
         return _Parser(source).scenario(data)
 
+
+#: The most parts a dotted key may have (``[loaders.a]`` has 2): ``tomllib`` takes time to the
+#: square of the parts of one key, so a hostile ``[a.a.a...]`` of 100,000 parts would take
+#: minutes. Longer keys are refused before the TOML is read.
+MAX_KEY_PARTS = 100
+
+#: A run of ``MAX_KEY_PARTS`` key parts each followed by a dot (bare or quoted keys), starting
+#: where a key starts: linear to search, since a match cannot start inside such a run.
+_LONG_KEY = re.compile(
+    rf"""(?<![A-Za-z0-9_\-."'])(?:(?:[A-Za-z0-9_\-]+|"[^"\n]*"|'[^'\n]*')[ \t]*\.[ \t]*)"""
+    rf"{{{MAX_KEY_PARTS}}}"
+)
 
 _TOP = {"run", "loaders", "fit", "resume", "schedule", "events"}
 _RUN = {"max_duration"}
@@ -100,6 +130,17 @@ _EVENT = {"every", "at", "at_call_ends"}
 _BOUNDARY = "a time string such as '2000ba' or '0.9dur', 'end', 'start:CALL' or 'stop:CALL'"
 
 
+def _key(name: str) -> str:
+    """A table name as a message shows it in a key path: whole, or its start and length."""
+    return name if len(name) <= SHOWN_CHARS else shown(name)
+
+
+def _names(names: list[str], most: int = 10) -> str:
+    """The first ``most`` names, each by its start when long, and how many others."""
+    listed = ", ".join(_key(name) for name in names[:most])
+    return listed + (f", and {len(names) - most:,} more" if len(names) > most else "")
+
+
 class _Parser:
     def __init__(self, source: str) -> None:
         self.source = source
@@ -115,8 +156,8 @@ class _Parser:
                 valid = ", ".join(sorted(allowed))
                 close = difflib.get_close_matches(name, sorted(allowed), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                where = f"{key}.{name}" if key else name
-                raise self.fail(where, f"unknown key {name!r}{hint}; valid keys here: {valid}")
+                where = f"{key}.{_key(name)}" if key else _key(name)
+                raise self.fail(where, f"unknown key {shown(name)}{hint}; valid keys here: {valid}")
         return value
 
     def typed(self, table: dict[str, Any], key: str, where: str, kind: type, what: str) -> Any:
@@ -124,7 +165,9 @@ class _Parser:
         if value is None:
             return None
         if (kind is int and isinstance(value, bool)) or not isinstance(value, kind):
-            raise self.fail(f"{where}.{key}", f"expected {what}, got {_kind(value)} {value!r}")
+            raise self.fail(
+                f"{where}.{key}", f"expected {what}, got {_kind(value)} {shown_value(value)}"
+            )
         return value
 
     def time(self, table: dict[str, Any], key: str, where: str) -> Time | None:
@@ -220,24 +263,24 @@ class _Parser:
             raise self.fail(
                 f"{where}.{key}",
                 f'expected a factor: an integer or a decimal string such as "0.1"{inexact}, '
-                f"got {_kind(value)} {value!r}",
+                f"got {_kind(value)} {shown_value(value)}",
             )
         return value
 
     def boundary(self, value: object, where: str, names: list[str]) -> Boundary:
         """``'end'``, ``'start:CALL'``, ``'stop:CALL'`` or a time string."""
         if not isinstance(value, str):
-            raise self.fail(where, f"expected {_BOUNDARY}, got {_kind(value)} {value!r}")
+            raise self.fail(where, f"expected {_BOUNDARY}, got {_kind(value)} {shown_value(value)}")
         if value == "end":
             return END
         kind, colon, call = value.partition(":")
         if colon and kind in ("start", "stop"):
             if call not in names:
                 close = difflib.get_close_matches(call, names, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                hint = f" (did you mean {shown(close[0])}?)" if close else ""
                 raise self.fail(
                     where,
-                    f"no call {call!r} in [[fit]]{hint}; calls: {', '.join(names)} (a call "
+                    f"no call {shown(call)} in [[fit]]{hint}; calls: {_names(names)} (a call "
                     "without a name is '#' and its position)",
                 )
             return Landmark.call_start(call) if kind == "start" else Landmark.call_stop(call)
@@ -251,7 +294,9 @@ class _Parser:
         initial = self.factor(table, "initial", "schedule")
         mode = self.typed(table, "on_extend", "schedule", str, "'stretch' or 'rewarm'")
         if mode is not None and mode not in ("stretch", "rewarm"):
-            raise self.fail("schedule.on_extend", f"expected 'stretch' or 'rewarm', got {mode!r}")
+            raise self.fail(
+                "schedule.on_extend", f"expected 'stretch' or 'rewarm', got {shown(mode)}"
+            )
         on_extend = None if mode is None else OnExtend(mode)
         schedule: Schedule
         if "warmup" in table:
@@ -287,7 +332,8 @@ class _Parser:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             warmup = " (a warmup is [schedule] warmup)" if kind == "warmup" else ""
             raise self.fail(
-                f"{where}.kind", f"unknown kind {kind!r}{hint}{warmup}; expected one of {kinds}"
+                f"{where}.kind",
+                f"unknown kind {shown(kind)}{hint}{warmup}; expected one of {kinds}",
             )
         self.table(body, where, {"kind"} | _PIECES[kind])
         required = {"until"} | ({"to"} if "to" in _PIECES[kind] else set())
@@ -313,7 +359,7 @@ class _Parser:
         return self.build(where, lambda: method(**args))  # type: ignore[no-any-return]
 
     def event(self, name: str, body: object, names: list[str]) -> Every | At | AtCallEnds:
-        where = f"events.{name}"
+        where = f"events.{_key(name)}"
         table = self.table(body, where, _EVENT)
         given = [key for key in ("every", "at", "at_call_ends") if key in table]
         if len(given) != 1:
@@ -338,12 +384,12 @@ class _Parser:
             raise self.fail(
                 f"{where}.at_call_ends",
                 f"expected true (leave the key out otherwise), got {_kind(table['at_call_ends'])} "
-                f"{table['at_call_ends']!r}",
+                f"{shown_value(table['at_call_ends'])}",
             )
         return AtCallEnds()
 
     def loader(self, name: str, body: object) -> Loader:
-        where = f"loaders.{name}"
+        where = f"loaders.{_key(name)}"
         table = self.table(body, where, _LOADER | _SHARDED)
         samples = self.typed(table, "samples", where, int, "a whole number")
         batch = self.typed(table, "batch_size", where, int, "a whole number")
@@ -418,12 +464,12 @@ class _Parser:
         if loader_name is None:
             raise self.fail(f"{where}.loader", "missing: name the loader this call trains on")
         if loader_name not in loaders:
-            defined = ", ".join(loaders) or "none"
+            defined = _names(list(loaders)) if loaders else "none"
             close = difflib.get_close_matches(loader_name, list(loaders), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            hint = f" (did you mean {shown(close[0])}?)" if close else ""
             raise self.fail(
                 f"{where}.loader",
-                f"undefined loader {loader_name!r}{hint}; defined loaders: {defined}",
+                f"undefined loader {shown(loader_name)}{hint}; defined loaders: {defined}",
             )
         duration = self.time(table, "duration", where)
         until = self.time(table, "until", where)

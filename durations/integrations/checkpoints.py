@@ -17,11 +17,14 @@ scratch on remote storage; ``docs/integrations.md``).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
+import math
 import os
 import pickle
 import posixpath
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from typing import IO, Any
@@ -29,7 +32,7 @@ from typing import IO, Any
 import attrs
 
 from ..checkpoint import Checkpoint
-from ..errors import CheckpointFormatError
+from ..errors import CheckpointFormatError, shown_value
 from ..loader import Loader
 from ..progress import Progress
 from . import INSTALL_HINT
@@ -133,27 +136,47 @@ def _torch_load(location: str) -> Any:
     except ImportError as error:
         raise ImportError(f"reading {location} needs torch: {INSTALL_HINT}") from error
 
-    with torch.serialization.safe_globals(_plain_values()):
-        try:
-            if not _is_url(location):
-                path = location.removeprefix("file://")
+    # A file that cannot be opened is an OSError, as for every reader; once open, whatever
+    # torch.load raises is about the content (torch's errors on a corrupt file are of many
+    # types: RuntimeError, KeyError, UnicodeDecodeError, ...) and becomes a format error.
+    with contextlib.ExitStack() as stack:
+        path = location.removeprefix("file://")
+        if _is_url(location):
+            handle: IO[bytes] | None = stack.enter_context(_open(location))
+        else:
+            open(path, "rb").close()
+            handle = None
+        with torch.serialization.safe_globals(_plain_values()):
+            try:
+                if handle is not None:
+                    return torch.load(handle, map_location="cpu", weights_only=True)
                 try:  # mmap: the tensors are not read, only the counters we look at
                     return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
                 except RuntimeError as error:
                     if "mmap" not in str(error):
                         raise
                     return torch.load(path, map_location="cpu", weights_only=True)
-            with _open(location) as handle:
-                return torch.load(handle, map_location="cpu", weights_only=True)
-        except pickle.UnpicklingError as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-            raise CheckpointFormatError(
-                "",
-                f"{location}: torch.load(weights_only=True) refused this checkpoint ({first}). "
-                "durations never unpickles arbitrary objects; if you trust the file, load it "
-                "yourself and pass the counters to durations.Checkpoint, or re-save it without "
-                "the custom objects",
-            ) from None
+            except pickle.UnpicklingError as error:
+                raise CheckpointFormatError(
+                    "",
+                    f"{location}: torch.load(weights_only=True) refused this checkpoint "
+                    f"({_first_line(error)}). durations never unpickles arbitrary objects; if "
+                    "you trust the file, load it yourself and pass the counters to "
+                    "durations.Checkpoint, or re-save it without the custom objects",
+                ) from None
+            except Exception as error:
+                raise CheckpointFormatError(
+                    "",
+                    f"{location}: torch.load cannot read this file ({type(error).__name__}: "
+                    f"{_first_line(error)}); expected a checkpoint written by torch.save",
+                ) from None
+
+
+def _first_line(error: BaseException) -> str:
+    """The first line of an error from torch, bounded (some run to a paragraph)."""
+    text = str(error).strip()
+    first = text.splitlines()[0] if text else repr(error)
+    return first if len(first) <= 160 else first[:160] + "..."
 
 
 # -- Lightning -------------------------------------------------------------------------------------
@@ -162,7 +185,9 @@ def _torch_load(location: str) -> Any:
 def _whole(data: Mapping[str, Any], key: str, location: str, default: int | None = None) -> int:
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise CheckpointFormatError(key, f"{location}: expected a whole number >= 0, got {value!r}")
+        raise CheckpointFormatError(
+            key, f"{location}: expected a whole number >= 0, got {shown_value(value)}"
+        )
     return value
 
 
@@ -307,6 +332,26 @@ def read_composer_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
 # -- Hugging Face ----------------------------------------------------------------------------------
 
 
+def _read_json(location: str) -> Any:
+    """The JSON at ``location``; what is not JSON Python reads is a format error."""
+    with _open(location) as handle:
+        raw = handle.read()
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CheckpointFormatError("", f"{location} is not JSON: {error}") from None
+    except RecursionError:
+        raise CheckpointFormatError(
+            "", f"{location} nests JSON arrays or objects too deeply to be a checkpoint"
+        ) from None
+    except ValueError:  # an integer past the digits int() converts
+        raise CheckpointFormatError(
+            "",
+            f"{location} has an integer of more than {sys.get_int_max_str_digits():,} digits, "
+            "the most Python reads; no checkpoint has one",
+        ) from None
+
+
 def read_transformers_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     """Read a Hugging Face ``checkpoint-N`` directory (a local path or an fsspec URL).
 
@@ -317,11 +362,7 @@ def read_transformers_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     location = os.fspath(path)
     ledger_path = _join(location, LEDGER_FILE)
     if _exists(ledger_path):
-        with _open(ledger_path) as handle:
-            try:
-                data = json.loads(handle.read().decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as error:
-                raise CheckpointFormatError("", f"{ledger_path} is not JSON: {error}") from None
+        data = _read_json(ledger_path)
         try:
             return Checkpoint.from_dict(data)
         except CheckpointFormatError as error:
@@ -333,17 +374,20 @@ def read_transformers_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
             f"{location} has neither {LEDGER_FILE} nor trainer_state.json; expected a Hugging "
             "Face checkpoint-N directory",
         )
-    with _open(state_path) as handle:
-        try:
-            state = json.loads(handle.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise CheckpointFormatError("", f"{state_path} is not JSON: {error}") from None
+    state = _read_json(state_path)
     if not isinstance(state, Mapping):
         raise CheckpointFormatError("", f"{state_path}: expected a JSON object")
     step = _whole(state, "global_step", state_path)
     epoch = state.get("epoch") or 0
-    if not isinstance(epoch, int | float) or isinstance(epoch, bool) or epoch < 0:
-        raise CheckpointFormatError("epoch", f"{state_path}: expected a number, got {epoch!r}")
+    if (
+        not isinstance(epoch, int | float)
+        or isinstance(epoch, bool)
+        or not math.isfinite(epoch)
+        or epoch < 0
+    ):
+        raise CheckpointFormatError(
+            "epoch", f"{state_path}: expected a finite number >= 0, got {shown_value(epoch)}"
+        )
     return Checkpoint(
         progress=_counters_progress(epoch=int(epoch), batch=step, batch_in_epoch=0, loader=None),
         ledger=None,

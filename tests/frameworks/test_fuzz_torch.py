@@ -1,0 +1,132 @@
+"""The torch checkpoint readers under fuzzing (``tests/fuzz.py``, target ``torch``): the CI
+budget, the figures it writes, hostile pickles that must be refused without running, and the
+files that made ``torch.load`` escape, pinned. Needs torch (the frameworks environment)."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from durations import CheckpointFormatError
+from durations.integrations.checkpoints import read_composer_checkpoint, read_lightning_checkpoint
+from durations.readers import read_checkpoint
+
+from .. import fuzz
+from ..fuzz import COUNTS, SENTINEL_NAME, TARGETS, figures, hostile_pickles, marks, run
+
+torch = pytest.importorskip("torch")
+
+
+def test_ci_budget_finds_no_escape_and_no_hang() -> None:
+    """The torch target tries its whole budget, with no escape and no hang, and the doc shows
+    the counts it measured (times are not compared)."""
+    (tally,) = run("ci", ["torch"])
+    assert tally.inputs == fuzz.BUDGETS["ci"][0]
+    assert (tally.escapes, tally.hangs) == ([], 0)
+    begin, end = marks("ci", ["torch"])
+    shown = fuzz.DOC.read_text(encoding="utf-8").partition(begin)[2].partition(end)[0]
+    measured = figures("ci", [tally]).splitlines()
+    fix = "rewrite it: .venv-frameworks/bin/python -m tests.fuzz --budget ci --targets torch "
+    fix += "--write-docs"
+    assert shown.strip().splitlines()[0] == measured[0], fix
+    counts = [m["counts"] for m in map(COUNTS.fullmatch, shown.strip().splitlines()) if m]
+    assert counts == [m["counts"] for m in map(COUNTS.fullmatch, measured) if m], fix
+
+
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")
+def test_hostile_pickles_are_refused_and_never_run(tmp_path: Path) -> None:
+    """Each hostile pickle runs code under plain pickle (it creates its sentinel), and
+    every reader refuses it with a CheckpointFormatError while the sentinel is never created."""
+    live = tmp_path / "live"
+    raw = hostile_pickles(live)
+    for payload in raw[:4]:  # the raw pickles: plain pickle.loads runs them
+        pickle.loads(payload)
+        assert live.exists()
+        live.rmdir()
+    sentinel = tmp_path / SENTINEL_NAME
+    readers = [read_lightning_checkpoint, read_composer_checkpoint, read_checkpoint]
+    for index, payload in enumerate(hostile_pickles(sentinel)):
+        for suffix in (".ckpt", ".pt"):
+            path = tmp_path / f"hostile{index}{suffix}"
+            path.write_bytes(payload)
+            for read in readers:
+                with pytest.raises(CheckpointFormatError, match="refused this checkpoint"):
+                    read(path)
+    assert not sentinel.exists()
+
+
+def test_the_zip_pickles_would_run_too(tmp_path: Path) -> None:
+    """The pickles inside the torch zip files are live as well: torch.load without
+    weights_only runs them (in this test only)."""
+    live = tmp_path / "live"
+    for payload in hostile_pickles(live)[4:]:
+        torch.load(io.BytesIO(payload), weights_only=False)
+        assert live.exists()
+        live.rmdir()
+
+
+def _corrupt(tmp_path: Path) -> list[Path]:
+    """Files that made torch.load raise other exceptions than UnpicklingError."""
+    buffer = io.BytesIO()
+    torch.save({"epoch": 1, "global_step": 13}, buffer)
+    good = buffer.getvalue()
+    archive = zipfile.ZipFile(io.BytesIO(good))
+    records = {name: archive.read(name) for name in archive.namelist()}
+    variants = {
+        "not-a-zip": b"hello",  # RuntimeError: not a ZIP archive
+        "cut": good[: len(good) // 2],  # RuntimeError: failed finding central directory
+        "bad-byteorder": None,  # ValueError: Unknown endianness type
+        "no-pickle": None,  # RuntimeError: file not found
+        "cut-pickle": None,  # EOF inside the pickle
+    }
+    for name, change in [
+        ("bad-byteorder", ("archive/byteorder", b"ZZZZZZ")),
+        ("no-pickle", ("archive/data.pkl", None)),
+        ("cut-pickle", ("archive/data.pkl", records["archive/data.pkl"][:5])),
+    ]:
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as rewritten:
+            for record, content in records.items():
+                if record == change[0]:
+                    if change[1] is None:
+                        continue
+                    content = change[1]
+                rewritten.writestr(record, content)
+        variants[name] = out.getvalue()
+    paths = []
+    for name, content in variants.items():
+        assert content is not None
+        path = tmp_path / f"{name}.ckpt"
+        path.write_bytes(content)
+        paths.append(path)
+    return paths
+
+
+def test_a_file_torch_cannot_read_is_a_format_error(tmp_path: Path) -> None:
+    """Whatever torch.load raises on a corrupt file becomes a CheckpointFormatError naming the
+    file (found by fuzzing: RuntimeError, ValueError, KeyError, ... escaped the readers)."""
+    for path in _corrupt(tmp_path):
+        for read in (read_lightning_checkpoint, read_composer_checkpoint, read_checkpoint):
+            with pytest.raises(CheckpointFormatError, match=f"{path}: torch.load "):
+                read(path)
+
+
+def test_a_missing_file_is_still_an_oserror(tmp_path: Path) -> None:
+    """A file that cannot be opened stays an OSError, as for every reader."""
+    with pytest.raises(FileNotFoundError):
+        read_lightning_checkpoint(tmp_path / "missing.ckpt")
+
+
+def test_the_torch_target_fails_when_a_pickle_runs(tmp_path: Path) -> None:
+    """The target's sentinel check is not vacuous: a sentinel found after an input is an
+    escape."""
+    (tmp_path / SENTINEL_NAME).write_text("")
+    kind = "a pickle ran code: the sentinel exists"
+    assert fuzz.one(TARGETS["torch"], b"not a checkpoint", tmp_path, 60.0) == (
+        f"escape {kind}",
+        kind,
+    )

@@ -1,0 +1,218 @@
+"""The fuzzers (``tests/fuzz.py``) on their CI budget, the figures they write into
+``docs/reliability.md``, and the inputs they found that escaped, pinned one by one."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from durations import CheckpointFormatError, GeometryError, Loader, Progress, Time
+from durations.errors import DurationsError
+from durations.integrations.checkpoints import read_transformers_checkpoint
+from durations.readers import read_checkpoint
+from durations.scenario import Scenario, ScenarioError
+
+from . import fuzz
+from .fuzz import COUNTS, PURE, TARGETS, Tally, figures, marks, run, write_docs
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+@pytest.fixture(scope="module")
+def ci() -> list[Tally]:
+    """One run of the CI budget on every target that needs no framework."""
+    return run("ci", PURE)
+
+
+def test_ci_budget_finds_no_escape_and_no_hang(ci: list[Tally]) -> None:
+    """Every target tries its whole budget, and no input escapes or hangs."""
+    assert [t.name for t in ci] == list(PURE)
+    for tally in ci:
+        assert tally.inputs == fuzz.BUDGETS["ci"][0], tally.name
+        assert (tally.escapes, tally.hangs) == ([], 0), tally.name
+        assert sum(tally.outcomes.values()) == tally.inputs
+
+
+def _block(text: str, budget: str, names: tuple[str, ...] = PURE) -> str:
+    begin, end = marks(budget, names)
+    return text.partition(begin)[2].partition(end)[0].strip()
+
+
+def test_doc_figures_are_current(ci: list[Tally]) -> None:
+    """docs/reliability.md shows the counts this run measured (times are not compared)."""
+    shown = _block(fuzz.DOC.read_text(encoding="utf-8"), "ci").splitlines()
+    measured = figures("ci", ci).splitlines()
+    fix = "rewrite it: python -m tests.fuzz --budget ci --write-docs"
+    assert shown[0] == measured[0], fix
+    counts = [m["counts"] for m in map(COUNTS.fullmatch, shown[1:-1]) if m is not None]
+    assert counts == [m["counts"] for m in map(COUNTS.fullmatch, measured[1:-1]) if m], fix
+
+
+@pytest.mark.parametrize(
+    ("budget", "names"), [("large", PURE), ("ci", ("torch",)), ("large", ("torch",))]
+)
+def test_doc_shows_the_other_runs(budget: str, names: tuple[str, ...]) -> None:
+    """The large budget and the torch target (run in the frameworks environment) have their
+    blocks, in the format the command writes, with no escape and no hang."""
+    lines = _block(fuzz.DOC.read_text(encoding="utf-8"), budget, names).splitlines()
+    assert lines[0].startswith(f"- budget `{budget}`: ")
+    targets = [COUNTS.fullmatch(line) for line in lines[1:-1]]
+    assert len(targets) == len(names)
+    assert all(m is not None and ", escapes 0, hangs 0 (" in m["counts"] for m in targets)
+
+
+def test_write_docs_replaces_only_its_block(tmp_path: Path) -> None:
+    """--write-docs rewrites the marked block of its budget and leaves the rest as it was."""
+    doc = tmp_path / "reliability.md"
+    begin, end = marks("ci", PURE)
+    doc.write_text(f"before\n{begin}\nold\n{end}\nafter\n", encoding="utf-8")
+    write_docs("ci", PURE, "new", doc)
+    assert doc.read_text(encoding="utf-8") == f"before\n{begin}\nnew\n{end}\nafter\n"
+
+
+def test_an_escape_is_caught(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The classification is not vacuous: a parser that raises a KeyError is an escape, and one
+    that takes longer than the limit is a hang."""
+
+    def broken(text: str, *, source: str = "") -> Scenario:
+        raise KeyError(text[:10])
+
+    monkeypatch.setattr(fuzz.Scenario, "from_toml", broken)
+    kind = "Scenario.from_toml: KeyError: '[run]'"
+    assert fuzz.one(TARGETS["scenario"], b"[run]", tmp_path, 10.0) == (f"escape {kind}", kind)
+
+    def slow(text: str) -> Time:
+        time.sleep(5)
+        raise AssertionError("not reached")
+
+    monkeypatch.setattr(fuzz.Time, "parse", slow)
+    assert fuzz.one(TARGETS["time"], b"1ba", tmp_path, 0.2) == ("hang", "hang")
+
+
+def test_a_long_message_is_an_escape(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A refusal whose message grows with the input is counted as an escape."""
+
+    def verbose(text: str) -> Time:
+        raise GeometryError("samples", "x" * (fuzz.MAX_MESSAGE + 1))
+
+    monkeypatch.setattr(fuzz.Time, "parse", verbose)
+    kind = "Time.parse: GeometryError message of 2,025 characters"
+    assert fuzz.one(TARGETS["time"], b"1ba", tmp_path, 10.0) == (f"escape {kind}", kind)
+
+
+# -- escapes found by fuzzing ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Loader(samples=b"\0" * 1_000_000, batch_size=1),  # type: ignore[arg-type]
+        lambda: Loader(samples=10, batch_size=2, name=[1] * 100_000),  # type: ignore[arg-type]
+        lambda: Progress(epoch="9" * 1_000_000),  # type: ignore[arg-type]
+        lambda: Progress(token=[0] * 100_000, token_in_epoch=None),  # type: ignore[arg-type]
+        lambda: Scenario.from_toml('[run]\nmax_duration = ["' + "x" * 1_000_000 + '"]'),
+        lambda: Scenario.from_toml("[" + "k" * 1_000_000 + "]"),
+        lambda: Scenario.from_toml(
+            '[loaders.b]\nbatch_size = 1\n[[fit]]\nloader = "' + "a" * 10**6 + '"'
+        ),
+        lambda: Scenario.from_toml(
+            "[loaders." + "a" * 1_000_000 + ']\nsample = 1\n[[fit]]\nloader = "a"'
+        ),
+        lambda: Scenario.from_toml(
+            '[loaders.a]\nbatch_size = 1\n[[fit]]\nloader = "a"\n[events.'
+            + "e" * 1_000_000
+            + "]\nevery = 1"
+        ),
+        lambda: Scenario.from_toml(
+            "".join(f"[loaders.{'a' * 1_000}{i}]\nbatch_size = 1\n" for i in range(1_000))
+            + '[[fit]]\nloader = "b"'
+        ),
+    ],
+)
+def test_a_huge_bad_value_gives_a_short_message(make: object) -> None:
+    """A megabyte of bad input is named by its start and its length, not repeated whole."""
+    with pytest.raises(DurationsError) as raised:
+        make()  # type: ignore[operator]
+    assert len(str(raised.value)) < 1_000, str(raised.value)[:1_000]
+    assert "characters" in str(raised.value)
+
+
+def test_a_checkpoint_with_many_unknown_keys_names_five(tmp_path: Path) -> None:
+    """Unknown keys are listed up to five, then counted."""
+    data = json.loads((GOLDEN / "checkpoint-v3.json").read_text())
+    data.update({f"k{i}": 0 for i in range(10_000)})
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CheckpointFormatError) as raised:
+        read_checkpoint(path)
+    assert str(raised.value) == (
+        "invalid checkpoint data: unknown keys ['k0', 'k1', 'k10', 'k100', 'k1000', and 9,995 "
+        "more]; this version of durations writes no such keys"
+    )
+
+
+def test_an_integer_past_python_s_digit_limit_is_refused(tmp_path: Path) -> None:
+    """An integer of 5,000 digits in a scenario or a checkpoint is bad input, not a ValueError
+    from int() (found by fuzzing: a traceback from `durations plan` and `inspect`)."""
+    with pytest.raises(ScenarioError) as raised:
+        Scenario.from_toml("[run]\nx = " + "1" * 5_000)
+    assert str(raised.value) == (
+        "<scenario>: invalid TOML: an integer with more digits than Python converts (4,300 "
+        "unless configured); no scenario needs one"
+    )
+    for name, text in [
+        ("c.json", '{"format": ' + "1" * 5_000 + "}"),
+        ("trainer_state.json", '{"global_step": ' + "1" * 5_000 + "}"),
+    ]:
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(CheckpointFormatError, match="an integer of more than 4,300 digits"):
+            read_checkpoint(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("trainer_state.json", "[" * 100_000, "nests JSON arrays or objects too deeply"),
+        ("durations.json", "[" * 100_000, "nests JSON arrays or objects too deeply"),
+        ("trainer_state.json", '{"global_step": 1' + "0" * 5_000 + "}", "4,300 digits"),
+        ("trainer_state.json", '{"global_step": 3, "epoch": NaN}', "expected a finite number"),
+        ("trainer_state.json", '{"global_step": 3, "epoch": Infinity}', "expected a finite"),
+    ],
+)
+def test_the_hugging_face_reader_refuses_what_it_cannot_read(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    """read_transformers_checkpoint turns deep nesting, huge integers and a NaN or infinite
+    epoch into a format error (found by fuzzing: RecursionError, ValueError, OverflowError)."""
+    directory = tmp_path / "checkpoint-3"
+    directory.mkdir()
+    (directory / name).write_text(text)
+    with pytest.raises(CheckpointFormatError, match=message):
+        read_transformers_checkpoint(directory)
+
+
+def test_a_key_of_many_dotted_parts_is_refused_at_once() -> None:
+    """A table header of 200,000 dotted parts is refused before tomllib reads it: tomllib takes
+    time to the square of the parts (found by fuzzing: 400 KB took 290 s)."""
+    began = time.perf_counter()
+    with pytest.raises(ScenarioError) as raised:
+        Scenario.from_toml("[run]\n[loaders" + ".s" * 200_000 + "]\n")
+    assert time.perf_counter() - began < 5
+    assert str(raised.value) == (
+        "<scenario>: invalid TOML: line 2 has a dotted key of more than 100 parts; Python's TOML "
+        "reader takes time to the square of the parts, and a scenario's keys have at most 3"
+    )
+
+
+def test_a_key_of_a_few_dotted_parts_is_read() -> None:
+    """The bound refuses nothing a scenario writes: dotted keys, quoted names with dots."""
+    scenario = Scenario.from_toml(
+        '[run]\nmax_duration = "2ep"\n[loaders."a.b.c"]\nsamples = 10\nbatch_size = 2\n'
+        '[[fit]]\nloader = "a.b.c"\n[events . "every.step"]\nevery = "1ba"\n'
+    )
+    assert [call.loader.name for call in scenario.calls] == ["a.b.c"]
+    assert list(scenario.events) == ["every.step"]

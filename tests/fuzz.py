@@ -14,12 +14,14 @@ Targets (:data:`TARGETS`), each fed bytes:
 Each input is classified: accepted, refused (a ``DurationsError``; for the command line, one
 paragraph on stderr and exit code 1 or 2), an *escape* (any other exception; for the command
 line a traceback or an exit code outside 0/1/2; a message longer than :data:`MAX_MESSAGE`; a
-broken round trip), or a *hang* (past the per-input time limit). The ``mutate`` engine mutates a
-corpus seeded from the repository's own files, deterministically from ``--seed``, and keeps the
-inputs whose outcome it has not seen yet; the ``atheris`` engine (``pip install -e '.[fuzz]'``)
-is coverage-guided. Run ``python -m tests.fuzz --budget ci|large`` (the torch target needs the
-frameworks environment: ``--targets torch``); ``--write-docs`` rewrites its figures block of
+broken round trip), or a *hang* (past the per-input time limit). The engine mutates a corpus
+seeded from the repository's own files, deterministically from ``--seed``, and keeps the inputs
+that were told something new (guided by outcomes, not by coverage).
+
+Run ``python -m tests.fuzz --budget ci|large`` (the torch target needs the frameworks
+environment: ``--targets torch``); ``--write-docs`` rewrites its figures block of
 ``docs/reliability.md``. Escaping inputs are written to ``--crashes`` (``fuzz-crashes/``).
+The per-input limit uses ``SIGALRM``: run it on the main thread of a POSIX system.
 """
 
 from __future__ import annotations

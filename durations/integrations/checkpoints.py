@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import json
 import math
 import os
 import pickle
+import pickletools
 import posixpath
 import sys
 import warnings
+import zipfile
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
@@ -142,9 +145,13 @@ def _torch_load(location: str) -> Any:
     with contextlib.ExitStack() as stack:
         path = location.removeprefix("file://")
         if _is_url(location):
-            handle: IO[bytes] | None = stack.enter_context(_open(location))
+            opened = stack.enter_context(_open(location))
+            _refuse_long_globals(opened, location)
+            opened.seek(0)
+            handle: IO[bytes] | None = opened
         else:
-            open(path, "rb").close()
+            with open(path, "rb") as file:
+                _refuse_long_globals(file, location)
             handle = None
         with torch.serialization.safe_globals(_plain_values()):
             try:
@@ -170,6 +177,47 @@ def _torch_load(location: str) -> Any:
                     f"{location}: torch.load cannot read this file ({type(error).__name__}: "
                     f"{_first_line(error)}); expected a checkpoint written by torch.save",
                 ) from None
+
+
+#: The longest name of a global a pickle may refer to: torch's own are under 100 characters.
+MAX_GLOBAL_CHARS = 1_000
+
+
+def _refuse_long_globals(file: IO[bytes], location: str) -> None:
+    """Refuse a pickle that names a global longer than :data:`MAX_GLOBAL_CHARS`, reading its
+    opcodes without running any. ``torch.load(weights_only=True)`` refuses such a global too,
+    but its message takes time to the square of the name (a 30 KB name: a minute). The pickle
+    is ``data.pkl`` of a torch zip file, or the file itself; anything that cannot be scanned is
+    left to ``torch.load`` to refuse."""
+    try:
+        if zipfile.is_zipfile(file):
+            archive = zipfile.ZipFile(file)
+            name = next(n for n in archive.namelist() if n.endswith("data.pkl"))
+            pickled: IO[bytes] = io.BytesIO(archive.read(name))
+        else:
+            file.seek(0)
+            pickled = file
+        strings: list[str] = []
+        for opcode, argument, _ in pickletools.genops(pickled):
+            if opcode.name in ("GLOBAL", "INST"):
+                names = [str(argument)]
+            elif opcode.name == "STACK_GLOBAL":
+                names = strings[-2:]
+            else:
+                if isinstance(argument, str):
+                    strings = [*strings[-1:], argument]
+                continue
+            longest = max((len(n) for n in names), default=0)
+            if longest > MAX_GLOBAL_CHARS:
+                raise CheckpointFormatError(
+                    "",
+                    f"{location}: the pickle refers to a global named by {longest:,} characters; "
+                    "durations never unpickles arbitrary objects, and no checkpoint needs one",
+                )
+    except CheckpointFormatError:
+        raise
+    except Exception:  # not a pickle durations can scan: torch.load says what is wrong
+        return
 
 
 def _first_line(error: BaseException) -> str:

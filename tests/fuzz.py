@@ -298,6 +298,7 @@ class Target:
     tokens: tuple[bytes, ...]
     needs: str | None = None
     structure: Callable[[bytes, random.Random], bytes | None] | None = None
+    longest: int = MAX_INPUT
 
 
 def _files(*patterns: str) -> list[bytes]:
@@ -512,7 +513,11 @@ _JSON_TOKENS = (
 
 
 def mutate(
-    data: bytes, rng: random.Random, corpus: Sequence[bytes], tokens: Sequence[bytes]
+    data: bytes,
+    rng: random.Random,
+    corpus: Sequence[bytes],
+    tokens: Sequence[bytes],
+    longest: int = MAX_INPUT,
 ) -> bytes:
     """One to four random edits of ``data``: bit flips, byte and token insertions, deletions,
     repeats, splices with another corpus entry, and (rarely) a huge repeat or a deep nest."""
@@ -543,8 +548,8 @@ def mutate(
             out[i] = rng.choice(b"0123456789.-+eE/_ \n\"'[]{}=,:#\\")
         elif rng.random() < 0.2:
             piece = bytes(out[at : at + rng.randint(1, 8)]) or b"1"
-            out[at:at] = piece * (rng.randint(10_000, MAX_INPUT // 2) // len(piece))
-    return bytes(out[:MAX_INPUT])
+            out[at:at] = piece * (rng.randint(10_000, longest // 2) // len(piece))
+    return bytes(out[:longest])
 
 
 _PICKLE_TOKENS = (
@@ -707,6 +712,10 @@ TARGETS: dict[str, Target] = {
             (*_PICKLE_TOKENS, b"PK\x03\x04"),
             needs="torch",
             structure=mutate_torch,
+            # torch's weights_only unpickler reads about 250,000 opcodes a second, linearly:
+            # a megabyte of pickle through the six reads of an input would take most of the
+            # per-input limit on a busy machine.
+            longest=2**18,
         ),
     )
 }
@@ -791,7 +800,9 @@ def fuzz(
                 found = None
                 if target.structure is not None and rng.random() < 0.5:
                     found = target.structure(parent, rng)
-                data = found if found is not None else mutate(parent, rng, corpus, target.tokens)
+                if found is None or len(found) > target.longest:
+                    found = mutate(parent, rng, corpus, target.tokens, target.longest)
+                data = found
             outcome, escape = one(target, data, scratch, limit)
             tally.inputs += 1
             key = "escape" if escape and escape != "hang" else outcome

@@ -140,3 +140,37 @@ def test_not_an_object() -> None:
     """A JSON list, string or number is not a checkpoint."""
     with pytest.raises(CheckpointFormatError, match="expected an object, got list"):
         Checkpoint.from_dict([])
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (  # the ledger is a list of entries, or null for a foreign checkpoint
+            "d['ledger'] = {}",
+            "invalid checkpoint data at ledger: expected a list or null",
+        ),
+        (  # only the token counters may be unknown (null)
+            "d['progress']['epoch'] = None",
+            "invalid checkpoint data at progress.epoch: expected a whole number, got None",
+        ),
+        (  # a loader's name is text or null, nothing else
+            "d['ledger'][0]['loader']['name'] = 5",
+            "invalid checkpoint data at ledger[0].loader.name: expected a string, got 5",
+        ),
+    ],
+)
+def test_malformed_message(edit: str, message: str) -> None:
+    """The whole message of a rejected checkpoint: where, and what was expected."""
+    with pytest.raises(CheckpointFormatError) as info:
+        Checkpoint.from_dict(_broken(edit))
+    assert str(info.value) == message
+
+
+def test_unnamed_loaders_round_trip() -> None:
+    """A ledger whose loaders have no name (null in the data) reads back as written."""
+    loader = Loader(samples=10, batch_size=4)
+    calls = [FitCall(loader=loader, until="2ba"), FitCall(loader=loader, duration="1ep")]
+    checkpoint = plan(RunConfig(), calls).checkpoint_at(3)
+    assert checkpoint.ledger is not None
+    assert [entry.loader.name for entry in checkpoint.ledger] == [None, None]
+    assert Checkpoint.from_dict(json.loads(json.dumps(checkpoint.to_dict()))) == checkpoint

@@ -20,30 +20,70 @@ class TestConstruction:
     """Construction rejects counters that no run can produce."""
 
     @pytest.mark.parametrize(
-        ("kwargs", "field"),
+        ("kwargs", "field", "message"),
         [
-            (
+            (  # a step counted in the epoch is counted in the lifetime too
                 {"batch": 1, "batch_in_epoch": 2, "sample": 5, "sample_in_epoch": 5},
                 "batch_in_epoch",
+                "batch_in_epoch=2 exceeds the lifetime batch=1; a position inside the epoch is "
+                "part of the lifetime total",
             ),
-            ({"sample": 3, "sample_in_epoch": 4}, "sample_in_epoch"),
-            ({"token": 3, "token_in_epoch": 4}, "token_in_epoch"),
-            ({"batch": 5, "sample": 4}, "sample"),  # every step trains a sample
-            (
+            (  # the same for samples
+                {"sample": 3, "sample_in_epoch": 4},
+                "sample_in_epoch",
+                "sample_in_epoch=4 exceeds the lifetime sample=3; a position inside the epoch is "
+                "part of the lifetime total",
+            ),
+            (  # and for tokens
+                {"token": 3, "token_in_epoch": 4},
+                "token_in_epoch",
+                "token_in_epoch=4 exceeds the lifetime token=3; a position inside the epoch is "
+                "part of the lifetime total",
+            ),
+            (  # every step trains a sample
+                {"batch": 5, "sample": 4},
+                "sample",
+                "sample=4 is less than batch=5; every step trains at least one sample",
+            ),
+            (  # the same inside the epoch
                 {"batch": 5, "sample": 5, "batch_in_epoch": 2, "sample_in_epoch": 1},
                 "sample_in_epoch",
+                "sample_in_epoch=1 is less than batch_in_epoch=2; every step trains at least "
+                "one sample",
             ),
-            ({"token": None}, "token_in_epoch"),  # both known or both unknown
-            ({"epoch": -1}, "epoch"),
-            ({"batch": 1.0, "sample": 1}, "batch"),
-            ({"batch": True, "sample": 1}, "batch"),
+            (  # both known or both unknown
+                {"token": None},
+                "token_in_epoch",
+                "token=None and token_in_epoch=0: either both are known or both are None",
+            ),
+            (  # the other way round
+                {"token_in_epoch": None},
+                "token_in_epoch",
+                "token=0 and token_in_epoch=None: either both are known or both are None",
+            ),
+            ({"epoch": -1}, "epoch", "expected a whole number >= 0, got -1"),  # negative
+            ({"epoch": None}, "epoch", "expected a whole number >= 0, got None"),  # only tokens
+            ({"batch": 1.0, "sample": 1}, "batch", "expected a whole number >= 0, got 1.0"),
+            ({"batch": True, "sample": 1}, "batch", "expected a whole number >= 0, got True"),
+            (  # an unknown token count is None, never negative
+                {"token": -1, "token_in_epoch": -1},
+                "token",
+                "expected a whole number >= 0, got -1",
+            ),
+            (  # the same for the epoch's
+                {"token_in_epoch": -1},
+                "token_in_epoch",
+                "expected a whole number >= 0, got -1",
+            ),
+            ({"token": 1.5}, "token", "expected a whole number >= 0, got 1.5"),  # not a count
         ],
     )
-    def test_inconsistent(self, kwargs: dict[str, object], field: str) -> None:
-        """Each inconsistent set of counters names the counter at fault."""
+    def test_inconsistent(self, kwargs: dict[str, object], field: str, message: str) -> None:
+        """Each inconsistent set of counters names the counter at fault, and says why."""
         with pytest.raises(ProgressError) as info:
             Progress(**kwargs)  # type: ignore[arg-type]
         assert info.value.field == field
+        assert str(info.value) == f"inconsistent progress {field}: {message}"
         assert isinstance(info.value, ValueError)
 
     def test_unknown_tokens(self) -> None:

@@ -188,3 +188,51 @@ class TestArithmetic:
         """Adding a bare number is refused: the unit would be a guess."""
         with pytest.raises(TypeError):
             eval(f"a {op} 1", {"a": Time(2, EP)})
+
+
+class TestArithmeticEdges:
+    """The edges of ``*`` and ``/``: zero and one are ordinary factors, and each refusal says
+    which operation it refuses, on which values."""
+
+    @pytest.mark.parametrize(
+        ("expression", "expected"),
+        [
+            ("Time(3, BA) * 0", Time(0, BA)),  # zero is a factor, not a negative one
+            ("0 * Time(Fraction(1, 2), EP)", Time(0, EP)),  # on either side
+            ("Time(3, BA) * 1", Time(3, BA)),  # the identity
+            ("Time(3, EP) / 1", Time(3, EP)),  # one is a divisor, not zero
+            ("Time(3, EP) / Fraction(1, 2)", Time(6, EP)),  # below one is not negative
+            ("Time(0, EP) / 3", Time(0, EP)),  # a zero time divides
+            ("Time(3, EP) / Time(1, EP)", Fraction(3)),  # a ratio of one time unit
+            ("Time(0, EP) / Time(3, EP)", Fraction(0)),  # a zero ratio
+        ],
+    )
+    def test_factor_table(self, expression: str, expected: object) -> None:
+        """Each row: a product or quotient at an edge, and its exact value."""
+        assert (
+            eval(expression, {"Time": Time, "EP": EP, "BA": BA, "Fraction": Fraction}) == expected
+        )
+
+    @pytest.mark.parametrize(
+        ("expression", "error", "message"),
+        [
+            ("Time(3, EP) - Time(1, BA)", UnitMismatchError, "cannot subtract times in"),
+            ("Time(3, EP) + Time(1, BA)", UnitMismatchError, "cannot add times in"),
+            ("Time(3, EP) / Time(1, BA)", UnitMismatchError, "cannot divide times in"),
+            ("Time(3, BA) * -1", NegativeTimeError, "cannot multiply 3ba by -1: the result"),
+            ("Time(3, EP) / -2", NegativeTimeError, "cannot divide 3ep by -2: the result"),
+            ("Time(3, EP) / 0", ZeroDivisionError, "cannot divide 3ep by zero"),
+            ("Time(3, EP) / Time(0, EP)", ZeroDivisionError, "cannot divide 3ep by 0ep"),
+        ],
+    )
+    def test_refusal_messages(self, expression: str, error: type[Exception], message: str) -> None:
+        """A refused operation names itself and its operands (not Fraction's own message)."""
+        with pytest.raises(error) as info:
+            eval(expression, {"Time": Time, "EP": EP, "BA": BA})
+        assert str(info.value).startswith(message)
+
+    @pytest.mark.parametrize("divisor", [1.5, True, "2", None])
+    def test_divide_by_a_foreign_number(self, divisor: object) -> None:
+        """A float, a bool or text is not a divisor: the TypeError of the operator protocol."""
+        with pytest.raises(TypeError, match="unsupported operand"):
+            _ = Time(3, EP) / divisor

@@ -153,6 +153,10 @@ def test_not_an_object() -> None:
             "d['progress']['epoch'] = None",
             "invalid checkpoint data at progress.epoch: expected a whole number, got None",
         ),
+        (  # every key is required, null or not
+            "del d['progress']['token']",
+            "invalid checkpoint data at progress.token: missing",
+        ),
         (  # a loader's name is text or null, nothing else
             "d['ledger'][0]['loader']['name'] = 5",
             "invalid checkpoint data at ledger[0].loader.name: expected a string, got 5",
@@ -174,3 +178,14 @@ def test_unnamed_loaders_round_trip() -> None:
     assert checkpoint.ledger is not None
     assert [entry.loader.name for entry in checkpoint.ledger] == [None, None]
     assert Checkpoint.from_dict(json.loads(json.dumps(checkpoint.to_dict()))) == checkpoint
+
+
+def test_duplicate_names_built_directly() -> None:
+    """A ledger with one name twice is refused when built in Python too, at the root (path
+    ``''``, as when read from data)."""
+    ledger = Checkpoint.from_dict(_golden()).ledger
+    assert ledger is not None
+    with pytest.raises(CheckpointFormatError) as info:
+        Checkpoint(progress=ledger[0].start, ledger=(ledger[0], ledger[0]))
+    assert info.value.path == ""
+    assert str(info.value).startswith("invalid checkpoint data: duplicate call names")

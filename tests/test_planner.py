@@ -616,3 +616,60 @@ def test_ranks_kept_even(padding: str, drop_last: bool, said: str) -> None:
     )
     p = plan(RunConfig(), [FitCall(loader=loader, until="1ep")])
     assert [f"{d.code}: {d.message}" for d in p.diagnostics] == [said]
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        (  # the clock is measured in the target's unit: 10 steps of 100 samples are 1ep
+            [FitCall(loader=A, until="1ep"), FitCall(loader=A, until="0.5ep")],
+            "the target 0.5ep is already reached (the run clock is at 1ep); the call trains 0 "
+            "steps",
+        ),
+        (  # and from the call's own clock, restarted by reset_time: 0ep, not the lifetime 1ep
+            [FitCall(loader=A, until="1ep"), FitCall(loader=A, until="0ep", reset_time=True)],
+            "the target 0ep is already reached (the run clock is at 0ep); the call trains 0 steps",
+        ),
+    ],
+)
+def test_target_already_reached_message(script: list[FitCall], said: str) -> None:
+    """A call whose target is behind the clock says where the clock is, in the target's unit."""
+    messages = [d.message for d in plan(RunConfig(), script).diagnostics]
+    assert messages[-1] == said
+
+
+def test_resumed_call_changes_messages() -> None:
+    """Rule "call identity" on a started call: a changed request keeps the stored target, and
+    another stream starts a new epoch; both are said with what changed."""
+    at_15 = _at_15()
+    changed = plan(RunConfig(), [FitCall(loader=A, until="3ep")], at_15)
+    assert _said(changed) == [
+        (
+            "script-changed",
+            "#0",
+            "call '#0' changed since it started (until 2ep -> 3ep); it keeps the target stored "
+            "when it started, 2ep",
+        )
+    ]
+    moved = plan(RunConfig(), [FitCall(loader=B, until="2ep")], at_15)
+    assert _said(moved)[0] == (
+        "loader-changed",
+        "#0",
+        "the loader of call '#0' changed since it started (a: 100 samples, batch 10 -> b: 60 "
+        "samples, batch 10); the data position of the checkpoint does not apply to it: it starts "
+        "a new epoch",
+    )
+
+
+def test_world_size_changed_message() -> None:
+    """Rule 18: 2 -> 4 ranks of 5 at step 3 (30 samples into epoch 0): the rest of the epoch is
+    evened for 4 ranks; its 70 samples are padded to 72, repeating samples 0 and 1."""
+    two = Loader.sharded(samples=100, world_size=2, device_batch_size=5, name="a")
+    at_3 = plan(RunConfig(), [FitCall(loader=two, until="2ep")]).checkpoint_at(3)
+    four = plan(RunConfig(), [FitCall(loader=two.with_world_size(4), until="2ep")], at_3)
+    assert _said(four)[0] == (
+        "world-size-changed",
+        "#0",
+        "2 -> 4 data-parallel ranks: the rest of epoch 0 from sample 30 is evened for 4 ranks",
+    )
+    assert [d.code for d in four.diagnostics][1:] == ["batch-size-changed", "data-repeated"]

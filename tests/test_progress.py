@@ -330,3 +330,20 @@ def test_wrong_argument_types() -> None:
         Progress().steps_until("10ba", loader=L100)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="loader must be a Loader"):
         Progress().advance(None, 1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+@pytest.mark.parametrize("sample_in_epoch", [10, 12])
+def test_one_step_from_past_the_end_of_the_epoch(drop_last: bool, sample_in_epoch: int) -> None:
+    """A position another loader left at or past the end of this loader's epoch (10 samples):
+    one step first closes the epoch, as the general path of several steps does."""
+    loader = Loader(samples=10, batch_size=4, drop_last=drop_last)
+    here = Progress(
+        sample=sample_in_epoch,
+        sample_in_epoch=sample_in_epoch,
+        token=None,
+        token_in_epoch=None,
+    )
+    one = here.advance(loader, 1)
+    assert one == here.normalized(loader).advance(loader, 1)
+    assert (one.epoch, one.batch, one.sample_in_epoch) == (1, 1, 4)

@@ -673,3 +673,37 @@ def test_world_size_changed_message() -> None:
         "2 -> 4 data-parallel ranks: the rest of epoch 0 from sample 30 is evened for 4 ranks",
     )
     assert [d.code for d in four.diagnostics][1:] == ["batch-size-changed", "data-repeated"]
+
+
+def test_resumed_at_a_batch_size_with_nothing_left_in_the_epoch() -> None:
+    """Rule 12: 6 of 10 samples read at batch 3 (drop_last); at batch 5 the 4 left make no
+    batch, so the resumed call starts at the next epoch, and trains its 2 steps there."""
+    by_3 = Loader(samples=10, batch_size=3, drop_last=True, name="a")
+    at_2 = plan(RunConfig(), [FitCall(loader=by_3, until="2ep")]).checkpoint_at(2)
+    assert at_2.progress.sample_in_epoch == 6
+    resumed = plan(RunConfig(), [FitCall(loader=by_3.with_batch_size(5), until="2ep")], at_2)
+    start = resumed.segments[0].start
+    assert (start.epoch, start.sample_in_epoch, start.batch, start.sample) == (1, 0, 2, 6)
+    assert resumed.total_steps == 2
+
+
+@pytest.mark.parametrize(
+    ("script", "anchor"),
+    [
+        (  # the second call trains nothing: the run is exactly at its target, 1ep
+            [FitCall(loader=A, until="1ep"), FitCall(loader=A, until="1ep")],
+            Time.parse("1ep"),
+        ),
+        (  # on its own clock, restarted by reset_time: exactly at 0ep (the lifetime is at 1ep)
+            [FitCall(loader=A, until="1ep"), FitCall(loader=A, until="0ep", reset_time=True)],
+            Time.parse("0ep"),
+        ),
+    ],
+)
+def test_a_call_of_no_steps_anchors_where_it_lands(script: list[FitCall], anchor: Time) -> None:
+    """Rule 3: a call that trains no step anchors the next relative call on its target when
+    the position is exactly that target, in the ledger that its checkpoints carry."""
+    p = plan(RunConfig(), script)
+    ledger = p.checkpoint_at(p.total_steps).ledger
+    assert ledger is not None
+    assert ledger[1].anchor == anchor

@@ -5,10 +5,10 @@ profile of ``tests/conftest.py`` (few examples, the same ones for every mutant).
 
 Run it with ``python -m tests.mutation`` (``pip install -e '.[test,mutation]'``); ``--write-docs``
 rewrites the figures block of ``docs/reliability.md``. A mutant the tests do not kill must be
-listed, with the reason it is equivalent, in ``tests/mutation/survivors.md``; the command exits 1
-when a survivor is not listed there, or a listed one is now killed. mutmut works in ``mutants/``
-(git-ignored) and reuses the results of the functions that did not change since its last run;
-``--fresh`` starts again from nothing.
+listed in ``tests/mutation/survivors.md`` with the reason (equivalent, or a known gap); the
+command exits 1 when a survivor is not listed there, or a listed one was killed. mutmut works in
+``mutants/`` (git-ignored) and reuses the results of the functions that did not change since
+its last run; ``--fresh`` starts again from nothing.
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = figures(tally(statuses, equivalent), seconds)
     print(text)
     unexplained = sorted(n for n, s in statuses.items() if s == SURVIVED and n not in explained)
-    stale = sorted(n for n in explained if statuses.get(n) != SURVIVED)
+    stale = sorted(n for n in explained if statuses.get(n, UNCHECKED) not in (SURVIVED, UNCHECKED))
     for name in unexplained:
         print(f"survived, not explained in {SURVIVORS.name}: {name}", file=sys.stderr)
     for name in stale:

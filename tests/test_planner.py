@@ -707,3 +707,19 @@ def test_a_call_of_no_steps_anchors_where_it_lands(script: list[FitCall], anchor
     ledger = p.checkpoint_at(p.total_steps).ledger
     assert ledger is not None
     assert ledger[1].anchor == anchor
+
+
+def test_the_rest_of_an_epoch_evened_away_at_another_world_size() -> None:
+    """Rules 17 and 18: 4 samples on 2 ranks of 1 (drop padding), resumed after step 1 on 4
+    ranks: the 2 samples left cannot be shared by 4 ranks, so they are dropped (said, with the
+    epoch they belong to), and the call goes on at epoch 1."""
+    two = Loader.sharded(samples=4, world_size=2, device_batch_size=1, padding="drop", name="a")
+    at_1 = plan(RunConfig(), [FitCall(loader=two, until="2ep")]).checkpoint_at(1)
+    four = plan(RunConfig(), [FitCall(loader=two.with_world_size(4), until="2ep")], at_1)
+    assert (four.segments[0].start.epoch, four.total_steps) == (1, 1)
+    assert _said(four)[-1] == (
+        "data-dropped",
+        "#0",
+        "4 data-parallel ranks are kept even (drop padding, 1 per device): samples 2-3 never "
+        "read in epoch 0",
+    )

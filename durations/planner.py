@@ -228,7 +228,8 @@ def _train(
     same_stream = state.previous is None or state.previous.loader.same_stream(loader)
     if entry is not None:
         reader = entry.loader
-    elif state.previous is not None and not same_stream:
+    elif state.previous is not None:
+        # The previous call's loader, another stream or the same one at another geometry.
         reader = state.previous.loader
     else:
         reader = loader

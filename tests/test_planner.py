@@ -723,3 +723,20 @@ def test_the_rest_of_an_epoch_evened_away_at_another_world_size() -> None:
         "4 data-parallel ranks are kept even (drop padding, 1 per device): samples 2-3 never "
         "read in epoch 0",
     )
+
+
+def test_a_next_call_at_another_world_size_says_what_its_ranks_drop() -> None:
+    """Rule 17, from one call to the next on the same stream: after 1 step of 4 samples on 2
+    ranks of 1 (drop padding), a call on 3 ranks cannot share the 2 samples left, so they are
+    never read; that is said for epoch 0 (it was absorbed silently), as at a resume."""
+    two = Loader.sharded(samples=4, world_size=2, device_batch_size=1, padding="drop", name="a")
+    script = [
+        FitCall(loader=two, until="1ba"),
+        FitCall(loader=two.with_world_size(3), duration="1ba"),
+    ]
+    p = plan(RunConfig(), script)
+    assert (p.segments[1].start.epoch, p.segments[1].steps) == (1, 1)
+    assert [d.message.rpartition(": ")[2] for d in p.diagnostics] == [
+        "samples 2-3 never read in epoch 0",
+        "samples 3-3 never read in epoch 1",
+    ]

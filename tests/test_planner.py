@@ -740,3 +740,45 @@ def test_a_next_call_at_another_world_size_says_what_its_ranks_drop() -> None:
         "samples 2-3 never read in epoch 0",
         "samples 3-3 never read in epoch 1",
     ]
+
+
+def test_a_resumed_call_writes_the_ledger_the_uncrashed_run_writes() -> None:
+    """Rule 16, in the ledger: a two-call script resumed inside its first call ends with the
+    same ledger (anchors included) as the run that never crashed; resumed at another batch
+    size, the entry records the loader the call finished with."""
+    script = [FitCall(loader=A, until="0.55ep"), FitCall(loader=A, duration="0.1ep")]
+    full = plan(RunConfig(), script)
+    resumed = plan(RunConfig(), script, full.checkpoint_at(3))
+    end = resumed.checkpoint_at(resumed.total_steps).ledger
+    assert end == full.checkpoint_at(full.total_steps).ledger
+    assert end is not None
+    assert end[0].anchor == Time.parse("0.55ep")
+    wider = [FitCall(loader=A.with_batch_size(20), until="0.55ep"), script[1]]
+    elastic = plan(RunConfig(), wider, full.checkpoint_at(3))
+    last = elastic.checkpoint_at(elastic.total_steps).ledger
+    assert last is not None
+    assert last[0].loader == A.with_batch_size(20)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (  # one call where a list is expected
+            "plan(RunConfig(), FitCall(loader=A))",
+            "plan() takes a sequence of fit calls; wrap a single call in a list",
+        ),
+        (  # nothing says how long to train
+            "plan(RunConfig(), [FitCall(loader=A)]).diagnostics[0].message",
+            "no duration anywhere: the call gives neither duration= nor until=, and the run has "
+            "no max_duration; give one of them",
+        ),
+    ],
+)
+def test_whole_messages(call: str, message: str) -> None:
+    """The whole message of a refused plan, or of a call that cannot be planned."""
+    names = {"plan": plan, "RunConfig": RunConfig, "FitCall": FitCall, "A": A}
+    try:
+        said = eval(call, names)
+    except FitCallError as error:
+        said = str(error)
+    assert said == message

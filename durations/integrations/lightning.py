@@ -166,6 +166,17 @@ class _Callback:
         loops = checkpoint.get("loops", {}).get("fit_loop", {}).get("state_dict", {})
         self._loader_states = loops.get("combined_loader") if isinstance(loops, dict) else None
         segment = self.session.segment
+        saved = None if segment is None else self.session.saved_loader(segment.name)
+        if (
+            segment is not None
+            and segment.action is Action.RESUME
+            and not segment.start.at_epoch_start
+            and saved is not None
+            and saved.batch_size != segment.loader.batch_size
+        ):
+            # Refused here, before Lightning restores the loader state (FitLoop.setup_data),
+            # which at more processes can overrun a rank's share and fail inside torchdata.
+            _check_resumed_epoch(segment, saved, None, trainer.accumulate_grad_batches)
         if segment is not None and segment.start.at_epoch_start and _positions_only(loops):
             # The saved state is the ended epoch's, all read (FINDINGS LR6): restored, it yields
             # nothing of the next epoch, or at more processes overruns the shorter rank share
@@ -381,6 +392,17 @@ def _check_resumed_epoch(segment: Segment, saved: Loader, batches: Any, accumula
     if not here.at_epoch_start:
         per_rank = here.sample_in_epoch // old_world
         resumes, planned = (here.epoch, per_rank * world), (here.epoch, here.sample_in_epoch)
+        share = None if samples is None else -(-samples // world)
+        if share is not None and per_rank > share:
+            raise IntegrationError(
+                f"call {segment.name!r} resumes mid-epoch at batch size {loader.batch_size} "
+                f"({world} of {device} per device), saved at {saved.batch_size} ({old_world} "
+                f"of {old_device}): every rank's StatefulDataLoader would take up the "
+                f"{per_rank} samples rank 0 had read, more than a rank's {share} at {world} "
+                "processes, and the resume would stop inside torchdata (StopIteration), "
+                f"before sample {here.sample_in_epoch} of epoch {here.epoch} where the plan "
+                f"resumes (FINDINGS D4). Either {fix}, or resume from an epoch boundary"
+            )
         if samples is None or resumes == planned:
             what = "Lightning counts the epoch in the saved batches and would end it elsewhere"
         elif resumes < planned:

@@ -196,6 +196,22 @@ def _clean(messages: list[str]) -> list[str]:
 
 
 @contextmanager
+def quiet(logger_names: list[str]) -> Iterator[None]:
+    """Silence warnings and the records below ERROR of ``logger_names`` (framework noise that
+    is not under test; FINDINGS.md records it)."""
+    levels = {name: logging.getLogger(name).level for name in logger_names}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in logger_names:
+            logging.getLogger(name).setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for name, level in levels.items():
+                logging.getLogger(name).setLevel(level)
+
+
+@contextmanager
 def capture(logger_names: list[str]) -> Iterator[Captured]:
     """Record every warning and the INFO+ records of ``logger_names``; keep them off the console.
 

@@ -19,14 +19,11 @@ import contextlib
 import gc
 import itertools
 import json
-import logging
 import os
 import random
 import signal
 import subprocess
 import sys
-import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +33,7 @@ import pytest
 from durations import Loader, Progress, plan
 from durations.scenario import Scenario
 from durations.testing import StepRecord, check_trainer, compare, expected_steps
+from tests.frameworks._common import quiet
 from tests.frameworks._composer_integration_worker import (
     CALLS,
     CONFIG,
@@ -43,25 +41,15 @@ from tests.frameworks._composer_integration_worker import (
     RESET_CALLS,
     STEPS,
 )
+from tests.frameworks._kill import held_or_past, read_log, run_and_kill
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 300.0
 LOGGERS = ["composer"]
 
 
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """Composer's warnings and logs are not under test here (FINDINGS.md records them)."""
-    levels = {name: logging.getLogger(name).level for name in LOGGERS}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name in LOGGERS:
-            logging.getLogger(name).setLevel(logging.ERROR)
-        try:
-            yield
-        finally:
-            for name, level in levels.items():
-                logging.getLogger(name).setLevel(level)
+def _quiet() -> contextlib.AbstractContextManager[None]:
+    return quiet(LOGGERS)
 
 
 @pytest.fixture(scope="module")
@@ -77,16 +65,6 @@ def composer() -> Iterator[None]:
 
 
 # -- processes of the script, killed from outside -------------------------------------------------
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    items = []
-    for line in path.read_text().splitlines() if path.exists() else []:
-        try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError:  # a line cut by the kill
-            continue
-    return items
 
 
 def _process(
@@ -108,28 +86,12 @@ def _process(
             | {"reset": reset}
         )
     )
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     output = root / f"{name}.out"
-    with output.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.frameworks._composer_integration_worker", str(job)],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + TIMEOUT
-        killed = False
-        while process.poll() is None and time.monotonic() < deadline:
-            items = _read(log)
-            if (hold_at is not None and any("hold" in i for i in items)) or (
-                kill_at is not None and any(i.get("step", -1) >= kill_at for i in items)
-            ):
-                os.killpg(process.pid, signal.SIGKILL)
-                killed = True
-                break
-            time.sleep(0.02)
-        if process.poll() is None and not killed:
-            os.killpg(process.pid, signal.SIGKILL)
-        returncode = process.wait()
-    items = _read(log)
+    due = held_or_past(hold_at, kill_at)
+    returncode, killed = run_and_kill(
+        "tests.frameworks._composer_integration_worker", job, log, output, due, TIMEOUT
+    )
+    items = read_log(log)
     return {
         "name": name,
         "returncode": returncode,

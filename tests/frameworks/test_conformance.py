@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import logging
 import os
 import re
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ import pytest
 from durations import FitCall, Loader, RunConfig, plan
 from durations.scenario import Scenario
 from durations.testing import StepRecord, check_trainer, compare, scenarios
+from tests.frameworks._common import quiet
 
 with warnings.catch_warnings():  # the frameworks are optional: their tests skip without them
     warnings.simplefilter("ignore")
@@ -118,19 +118,8 @@ def records(scenario: Scenario, log: list[tuple[int, tuple[int, ...]]]) -> list[
     return out
 
 
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """Framework warnings and logs are not under test here (FINDINGS.md records them)."""
-    levels = {name: logging.getLogger(name).level for name in FRAMEWORK_LOGGERS}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name in FRAMEWORK_LOGGERS:
-            logging.getLogger(name).setLevel(logging.ERROR)
-        try:
-            yield
-        finally:
-            for name, level in levels.items():
-                logging.getLogger(name).setLevel(level)
+def _quiet() -> contextlib.AbstractContextManager[None]:
+    return quiet(FRAMEWORK_LOGGERS)
 
 
 Script = Callable[[Scenario, Process], None]

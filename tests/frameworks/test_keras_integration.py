@@ -38,6 +38,7 @@ from durations.integrations.keras import KERAS, read_keras_checkpoint
 from durations.scenario import Scenario
 from durations.testing import StepRecord, compare, expected_steps
 from tests.frameworks._keras_integration_worker import CALLS, CONFIG, OFFSETS, STEPS, A, B
+from tests.frameworks._kill import read_log
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 240.0
@@ -111,16 +112,6 @@ def _kills() -> tuple[int, int, int]:
     return first, second, random.randint(second, STEPS - 1)
 
 
-def _read(path: Path) -> list[dict[str, Any]]:
-    items = []
-    for line in path.read_text().splitlines() if path.exists() else []:
-        try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError:  # a line cut by the kill
-            continue
-    return items
-
-
 class Server:
     """The worker's ``--serve`` mode: torch and Keras imported once, one forked process (its
     own session, killed from outside) per process of the script."""
@@ -190,7 +181,7 @@ def _process(
     pid = server.start(job)
     deadline, killed = time.monotonic() + TIMEOUT, False
     while time.monotonic() < deadline:
-        items = _read(log)
+        items = read_log(log)
         if any("end" in i for i in items):
             break
         starts = [i["at"] for i in items if "at" in i]
@@ -207,7 +198,7 @@ def _process(
     else:
         os.killpg(pid, signal.SIGKILL)
     returncode = server.wait(pid)
-    items = _read(log)
+    items = read_log(log)
     return {
         "name": name,
         "returncode": returncode,

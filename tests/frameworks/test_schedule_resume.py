@@ -20,15 +20,13 @@ import os
 import random
 import shutil
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from durations import plan
+from tests.frameworks._kill import held_or_past, read_log, run_and_kill
 from tests.frameworks._schedule_worker import BASE, CALLS, CONFIG, COSINE, MORE, SCHEDULE, STEPS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,16 +40,6 @@ def _kills() -> tuple[int, int]:
         return first, second
     first = random.randint(1, STEPS - 3)
     return first, random.randint(first + 1, STEPS - 2)
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    items = []
-    for line in path.read_text().splitlines() if path.exists() else []:
-        try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError:  # a line cut by the kill
-            continue
-    return items
 
 
 def _process(
@@ -85,28 +73,12 @@ def _process(
             }
         )
     )
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     output = root / f"{name}.out"
-    with output.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.frameworks._schedule_worker", str(job)],
-            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + TIMEOUT
-        killed = False
-        while process.poll() is None and time.monotonic() < deadline:
-            items = _read(log)
-            if (hold_at is not None and any("hold" in i for i in items)) or (
-                kill_at is not None and any(i.get("step", -1) >= kill_at for i in items)
-            ):
-                os.killpg(process.pid, signal.SIGKILL)
-                killed = True
-                break
-            time.sleep(0.02)
-        if process.poll() is None and not killed:
-            os.killpg(process.pid, signal.SIGKILL)
-        returncode = process.wait()
-    items = _read(log)
+    due = held_or_past(hold_at, kill_at)
+    returncode, killed = run_and_kill(
+        "tests.frameworks._schedule_worker", job, log, output, due, TIMEOUT
+    )
+    items = read_log(log)
     return {
         "name": name,
         "returncode": returncode,

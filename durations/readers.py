@@ -165,19 +165,24 @@ def _kind(mode: int) -> str:
 
 
 def _read_json(path: Path) -> Any:
-    text = read_text(path)
+    return checkpoint_json(read_text(path), path)
+
+
+def checkpoint_json(text: str | bytes, where: object) -> Any:
+    """Parse the JSON of a checkpoint read from ``where``; whatever the text holds, a failure
+    is a :class:`CheckpointFormatError` naming ``where`` (bytes must be UTF-8)."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise CheckpointFormatError("", f"{path} is not JSON: {error}") from None
+        return json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CheckpointFormatError("", f"{where} is not JSON: {error}") from None
     except RecursionError:
         raise CheckpointFormatError(
-            "", f"{path} nests JSON arrays or objects too deeply to be a checkpoint"
+            "", f"{where} nests JSON arrays or objects too deeply to be a checkpoint"
         ) from None
     except ValueError:  # an integer past the digits int() converts
         raise CheckpointFormatError(
             "",
-            f"{path} has an integer of more than {sys.get_int_max_str_digits():,} digits, the "
+            f"{where} has an integer of more than {sys.get_int_max_str_digits():,} digits, the "
             "most Python reads; no checkpoint has one",
         ) from None
 

@@ -20,13 +20,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
-import json
 import math
 import os
 import pickle
 import pickletools
 import posixpath
-import sys
 import warnings
 import zipfile
 from collections.abc import Callable, Mapping
@@ -38,6 +36,7 @@ from ..checkpoint import Checkpoint
 from ..errors import CheckpointFormatError, shown_value
 from ..loader import Loader
 from ..progress import Progress
+from ..readers import checkpoint_json
 from . import INSTALL_HINT
 
 __all__ = [
@@ -384,20 +383,7 @@ def _read_json(location: str) -> Any:
     """The JSON at ``location``; what is not JSON Python reads is a format error."""
     with _open(location) as handle:
         raw = handle.read()
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointFormatError("", f"{location} is not JSON: {error}") from None
-    except RecursionError:
-        raise CheckpointFormatError(
-            "", f"{location} nests JSON arrays or objects too deeply to be a checkpoint"
-        ) from None
-    except ValueError:  # an integer past the digits int() converts
-        raise CheckpointFormatError(
-            "",
-            f"{location} has an integer of more than {sys.get_int_max_str_digits():,} digits, "
-            "the most Python reads; no checkpoint has one",
-        ) from None
+    return checkpoint_json(raw, location)
 
 
 def read_transformers_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:

@@ -431,6 +431,10 @@ def test_script_mistakes_are_refused(tmp_path: Path) -> None:
             _trainer(tmp_path, callback, _model())
 
 
+#: Larger than any batch the generated scripts have.
+MICROBATCH = 1_000
+
+
 def composer_script(scenario: Scenario, process: Any) -> None:
     """A user's script for ``scenario``: one Trainer, one callback.fit per call."""
     from torch.utils.data import DataLoader
@@ -438,7 +442,14 @@ def composer_script(scenario: Scenario, process: Any) -> None:
     from durations.integrations.composer import DurationsCallback
 
     callback = DurationsCallback(scenario.config, scenario.calls, checkpoints=process.root)
-    trainer = _trainer(process.root, callback, _model(process.log, process.crash))
+    # One forward per optimizer step, as the log counts steps: Composer takes the microbatch
+    # size from the first call's batch and would split a later call's larger batches.
+    trainer = _trainer(
+        process.root,
+        callback,
+        _model(process.log, process.crash),
+        device_train_microbatch_size=MICROBATCH,
+    )
     try:
         for i, call in enumerate(scenario.calls):
             loader = call.loader

@@ -175,6 +175,16 @@ class Session:
     def should_stop(self, framework_step: int) -> bool:
         return self.lifetime(framework_step) >= self.current().stop.batch
 
+    def check_reached_stop(self, framework: str, framework_step: int, remedy: str) -> None:
+        """Refuse a call the framework ended before the plan's stop, saying what to do."""
+        segment = self.current()
+        lifetime = self.lifetime(framework_step)
+        if lifetime < segment.stop.batch:
+            raise IntegrationError(
+                f"{framework} ended call {segment.name!r} at lifetime step {lifetime}, before "
+                f"the plan's stop {segment.stop.batch}: {remedy}"
+            )
+
     def save_due(self, framework_step: int) -> bool:
         """Whether ``save_on`` has a checkpoint due after the framework's step: the interval
         is resolved on this process's plan, on lifetime steps, so the grid goes on across calls

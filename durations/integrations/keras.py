@@ -423,14 +423,11 @@ class _Callback:
                 shutil.rmtree(older, ignore_errors=True)
 
     def on_train_end(self, logs: Any = None) -> None:
-        segment = self.session.current()
-        lifetime = self.session.lifetime(self._step)
-        if lifetime < segment.stop.batch:
-            raise IntegrationError(
-                f"Keras ended call {segment.name!r} at lifetime step {lifetime}, before the "
-                f"plan's stop {segment.stop.batch}: remove what stopped it (EarlyStopping, "
-                "TerminateOnNaN, data that ran out)"
-            )
+        self.session.check_reached_stop(
+            "Keras",
+            self._step,
+            "remove what stopped it (EarlyStopping, TerminateOnNaN, data that ran out)",
+        )
 
 
 def _keras() -> Any:

@@ -348,14 +348,13 @@ class _Callback:
         checkpoint[DURATIONS_KEY] = data
 
     def on_train_end(self, trainer: Any, pl_module: Any) -> None:
+        self.session.check_reached_stop(
+            "Lightning",
+            trainer.global_step,
+            "remove what stopped it (max_epochs, max_steps, limit_train_batches, EarlyStopping, "
+            "a loader that ran out)",
+        )
         segment = self.session.current()
-        lifetime = self.session.lifetime(trainer.global_step)
-        if lifetime < segment.stop.batch:
-            raise IntegrationError(
-                f"Lightning ended call {segment.name!r} at lifetime step {lifetime}, before the "
-                f"plan's stop {segment.stop.batch}: remove what stopped it (max_epochs, "
-                "max_steps, limit_train_batches, EarlyStopping, a loader that ran out)"
-            )
         if self.save_at_end:
             trainer.save_checkpoint(self._path(f"{_file_name(segment.name)}-end.ckpt"))
 

@@ -336,14 +336,12 @@ class _Callback:
             json.dump(data, handle, indent=1)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        segment = self.session.current()
-        if self.session.lifetime(state.global_step) < segment.stop.batch:
-            raise IntegrationError(
-                f"Hugging Face ended call {segment.name!r} at lifetime step "
-                f"{self.session.lifetime(state.global_step)}, before the plan's stop "
-                f"{segment.stop.batch}: raise max_steps / num_train_epochs, or remove what "
-                "stopped it (an EarlyStoppingCallback, an iterable dataset that ran out)"
-            )
+        self.session.check_reached_stop(
+            "Hugging Face",
+            state.global_step,
+            "raise max_steps / num_train_epochs, or remove what stopped it (an "
+            "EarlyStoppingCallback, an iterable dataset that ran out)",
+        )
 
 
 def _check_unused_scheduler_arguments(args: Any, name: str) -> None:

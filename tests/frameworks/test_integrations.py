@@ -603,3 +603,41 @@ def test_missing_framework_says_how_to_install(module: str, framework: str) -> N
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "pip install 'training-durations[frameworks]'" in out.stdout
+
+
+# (framework step at train end, the error the session raises or None, why)
+ENDED = [
+    (23, None, "at the plan's stop: the call is done"),
+    (
+        21,
+        "Keras ended call 'second' at lifetime step 21, before the plan's stop 23: remove what "
+        "stopped it (data that ran out)",
+        "short of the stop: the framework stopped the call, which the plan did not",
+    ),
+]
+
+
+@pytest.mark.parametrize(("step", "message", "why"), ENDED)
+def test_a_call_ended_before_the_plan_s_stop_is_refused(
+    tmp_path: Path, step: int, message: str | None, why: str
+) -> None:
+    """Every callback ends a call through Session.check_reached_stop: ending short of the
+    plan's stop is an IntegrationError naming the framework, the call, both steps and the
+    remedy (the lifetime step counts from the call's start, here 20)."""
+    from durations.integrations._session import IntegrationError, Session
+    from durations.integrations.checkpoints import TRANSFORMERS
+
+    a = Loader(samples=100, batch_size=10, name="a")
+    b = Loader(samples=300, batch_size=10, name="b")
+    calls = [FitCall(loader=a, name="first"), FitCall(loader=b, duration="0.1ep", name="second")]
+    session = Session(RunConfig(max_duration="2ep"), calls, tmp_path, TRANSFORMERS)
+    session.begin()
+    session.begin()
+    session.attach(0)  # the framework counts the second call's steps from 0: lifetime 20
+    remedy = "remove what stopped it (data that ran out)"
+    if message is None:
+        session.check_reached_stop("Keras", step - 20, remedy)
+        return
+    with pytest.raises(IntegrationError) as raised:
+        session.check_reached_stop("Keras", step - 20, remedy)
+    assert str(raised.value) == message, why

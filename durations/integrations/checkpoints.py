@@ -18,6 +18,7 @@ scratch on remote storage; ``docs/integrations.md``).
 from __future__ import annotations
 
 import contextlib
+import enum
 import importlib
 import io
 import math
@@ -145,12 +146,12 @@ def _torch_load(location: str) -> Any:
         path = location.removeprefix("file://")
         if _is_url(location):
             opened = stack.enter_context(_open(location))
-            _refuse_long_globals(opened, location)
+            _refuse_before_torch(opened, location)
             opened.seek(0)
             handle: IO[bytes] | None = opened
         else:
             with open(path, "rb") as file:
-                _refuse_long_globals(file, location)
+                _refuse_before_torch(file, location)
             handle = None
         with torch.serialization.safe_globals(_plain_values()):
             try:
@@ -181,13 +182,30 @@ def _torch_load(location: str) -> Any:
 #: The longest name of a global a pickle may refer to: torch's own are under 100 characters.
 MAX_GLOBAL_CHARS = 1_000
 
+#: The pickles a file of torch's legacy format begins with (magic number, protocol, system
+#: information, the object, its storage keys); the storages' raw bytes follow.
+LEGACY_PICKLES = 5
 
-def _refuse_long_globals(file: IO[bytes], location: str) -> None:
-    """Refuse a pickle that names a global longer than :data:`MAX_GLOBAL_CHARS`, reading its
-    opcodes without running any. ``torch.load(weights_only=True)`` refuses such a global too,
-    but its message takes time to the square of the name (a 30 KB name: a minute). The pickle
-    is ``data.pkl`` of a torch zip file, or the file itself; anything that cannot be scanned is
-    left to ``torch.load`` to refuse."""
+
+class _Item(enum.Enum):
+    """What the scan of a pickle knows of an item of the unpickler's stack."""
+
+    GLOBAL = "a global"  # pushed by GLOBAL (or fetched back from the memo): callable by torch
+    VALUE = "a value"  # anything else the data built
+
+
+def _refuse_before_torch(file: IO[bytes], location: str) -> None:
+    """Refuse the pickles whose refusal by ``torch.load(weights_only=True)`` would not be
+    bounded in time, reading their opcodes without running any.
+
+    torch searches its own refusal message with ``(\\S+) must be (\\S+) to load``, which takes
+    time to the square of the longest run without a space in it (a 30 KB run: a minute). The
+    message holds data from the file in two cases: the name of a global (refused here over
+    :data:`MAX_GLOBAL_CHARS`), and the text of a value the pickle calls (``REDUCE``) or
+    instantiates (``NEWOBJ``), which torch refuses whatever it is unless it is a global: such a
+    call is refused here first. So only pickles torch refuses are refused. The pickle is
+    ``data.pkl`` of a torch zip file, or else the pickles that begin a file of torch's legacy
+    format; what cannot be scanned is left to ``torch.load`` to refuse."""
     try:
         if zipfile.is_zipfile(file):
             archive = zipfile.ZipFile(file)
@@ -196,27 +214,67 @@ def _refuse_long_globals(file: IO[bytes], location: str) -> None:
         else:
             file.seek(0)
             pickled = file
-        strings: list[str] = []
-        for opcode, argument, _ in pickletools.genops(pickled):
-            if opcode.name in ("GLOBAL", "INST"):
-                names = [str(argument)]
-            elif opcode.name == "STACK_GLOBAL":
-                names = strings[-2:]
-            else:
-                if isinstance(argument, str):
-                    strings = [*strings[-1:], argument]
-                continue
-            longest = max((len(n) for n in names), default=0)
-            if longest > MAX_GLOBAL_CHARS:
-                raise CheckpointFormatError(
-                    "",
-                    f"{location}: the pickle refers to a global named by {longest:,} characters; "
-                    "durations never unpickles arbitrary objects, and no checkpoint needs one",
-                )
+        for _ in range(LEGACY_PICKLES):
+            _scan_pickle(pickled, location)
     except CheckpointFormatError:
         raise
-    except Exception:  # not a pickle durations can scan: torch.load says what is wrong
+    except Exception:  # not a pickle (any more): torch.load says what is wrong, if anything
         return
+
+
+def _scan_pickle(pickled: IO[bytes], location: str) -> None:
+    """Follow one pickle's stack as far as :func:`_refuse_before_torch` needs: which items
+    are globals. A mark starts a new stack, as in torch's unpickler."""
+    stack: list[_Item] = []
+    below: list[list[_Item]] = []  # the stacks under the marks
+    memo: dict[Any, _Item] = {}
+    for opcode, argument, position in pickletools.genops(pickled):
+        name = opcode.name
+        if name in ("GLOBAL", "INST"):
+            if len(str(argument)) > MAX_GLOBAL_CHARS:
+                raise CheckpointFormatError(
+                    "",
+                    f"{location}: the pickle refers to a global named by "
+                    f"{len(str(argument)):,} characters; durations never unpickles arbitrary "
+                    "objects, and no checkpoint needs one",
+                )
+            stack.append(_Item.GLOBAL)
+        elif name == "STACK_GLOBAL":  # module, name -> a global (torch refuses the opcode)
+            stack[-2:] = [_Item.GLOBAL]
+        elif name in ("REDUCE", "NEWOBJ"):
+            # REDUCE: callable, arguments -> result; NEWOBJ: class, arguments -> instance
+            if stack[-2] is _Item.VALUE:
+                raise CheckpointFormatError(
+                    "",
+                    f"{location}: the pickle calls a value that is not a global ({name} at "
+                    f"byte {position:,}); torch.load(weights_only=True) refuses such a call, "
+                    "and durations refuses it first because torch's message about it can "
+                    "take minutes",
+                )
+            stack[-2:] = [_Item.VALUE]
+        elif name == "BUILD":  # instance, state -> the same instance
+            stack.pop()
+        elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
+            memo[argument] = stack[-1]
+        elif name == "MEMOIZE":
+            memo[len(memo)] = stack[-1]
+        elif name in ("GET", "BINGET", "LONG_BINGET"):
+            stack.append(memo.get(argument, _Item.VALUE))
+        elif name == "STOP":
+            return
+        elif name == "MARK":
+            below.append(stack)
+            stack = []
+        else:
+            before = opcode.stack_before
+            if pickletools.markobject in before:  # the items since the mark, and some under it
+                stack = below.pop()
+                under = before.index(pickletools.markobject)
+                if under:
+                    del stack[-under:]
+            elif before:
+                del stack[-len(before) :]
+            stack += [_Item.VALUE] * len(opcode.stack_after)
 
 
 def _first_line(error: BaseException) -> str:

@@ -8,10 +8,20 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, strategies as st
 
-from durations import Checkpoint, CheckpointFormatError, FitCall, Loader, RunConfig, plan
+from durations import (
+    Checkpoint,
+    CheckpointFormatError,
+    FitCall,
+    Loader,
+    Progress,
+    RunConfig,
+    Time,
+    plan,
+)
 from durations.checkpoint import FORMAT
 
 from .strategies import scripts
@@ -161,6 +171,10 @@ def test_not_an_object() -> None:
             "d['ledger'][0]['loader']['name'] = 5",
             "invalid checkpoint data at ledger[0].loader.name: expected a string, got 5",
         ),
+        (  # a flag is JSON true or false, not a word for it; the message shows what came
+            "d['loader_state'] = 'yes'",
+            "invalid checkpoint data at loader_state: expected true or false, got 'yes'",
+        ),
     ],
 )
 def test_malformed_message(edit: str, message: str) -> None:
@@ -168,6 +182,48 @@ def test_malformed_message(edit: str, message: str) -> None:
     with pytest.raises(CheckpointFormatError) as info:
         Checkpoint.from_dict(_broken(edit))
     assert str(info.value) == message
+
+
+def _keys(count: int) -> list[str]:
+    """``count`` names that sort in the order they are made: k0000, k0001, ..."""
+    return [f"k{i:04d}" for i in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("unknown", "listed"),
+    [
+        (_keys(1), "['k0000']"),
+        (_keys(2), "['k0000', 'k0001']"),  # listed in sorted order, separated by ", "
+        (  # five are all listed, with nothing more
+            _keys(5),
+            "['k0000', 'k0001', 'k0002', 'k0003', 'k0004']",
+        ),
+        (  # the sixth is counted, not listed: 6 - 5 = 1 more
+            _keys(6),
+            "['k0000', 'k0001', 'k0002', 'k0003', 'k0004', and 1 more]",
+        ),
+        (  # 1,005 - 5 = 1,000 more, with a thousands separator
+            _keys(1_005),
+            "['k0000', 'k0001', 'k0002', 'k0003', 'k0004', and 1,000 more]",
+        ),
+        (  # a key longer than 256 characters is shown by its first 40 and its length
+            ["k" * 300],
+            "['" + "k" * 40 + "'... (300 characters)]",
+        ),
+    ],
+    ids=["1", "2", "5", "6", "1005", "long"],
+)
+def test_unknown_keys_listed(unknown: list[str], listed: str) -> None:
+    """Unknown keys are listed in sorted order, up to five; the others are counted."""
+    data = _golden()
+    data.update(dict.fromkeys(reversed(unknown), 1))
+    with pytest.raises(CheckpointFormatError) as info:
+        Checkpoint.from_dict(data)
+    assert info.value.path == ""
+    assert str(info.value) == (
+        f"invalid checkpoint data: unknown keys {listed}; this version of durations writes no "
+        "such keys"
+    )
 
 
 def test_unnamed_loaders_round_trip() -> None:
@@ -189,3 +245,60 @@ def test_duplicate_names_built_directly() -> None:
         Checkpoint(progress=ledger[0].start, ledger=(ledger[0], ledger[0]))
     assert info.value.path == ""
     assert str(info.value).startswith("invalid checkpoint data: duplicate call names")
+
+
+# A ledger entry no run can write: (its fields changed from the unfinished call 'anneal' of the
+# golden checkpoint, the same change made to the data, the reason given).
+INVALID_ENTRIES: list[tuple[dict[str, Any], str, str]] = [
+    (  # a call is found again on resume by its name: an empty one names nothing
+        {"name": ""},
+        "d['ledger'][1]['name'] = ''",
+        "a ledger entry needs the call's name",
+    ),
+    (  # the next call starts where a finished call stopped, so a finished call records its stop
+        {"finished": True},
+        "d['ledger'][1]['finished'] = True",
+        "call 'anneal' is finished but has no stop",
+    ),
+    (  # FitCall takes a duration or an until, never both ('anneal' has duration 0.1ep)
+        {"until": Time.parse("2.1ep")},
+        "d['ledger'][1]['until'] = '2.1ep'",
+        "call 'anneal' records both a duration and an until; a call has one",
+    ),
+    (  # a target in dur is resolved to another unit before it is recorded
+        {"target": Time.parse("0.5dur")},
+        "d['ledger'][1]['target'] = '0.5dur'",
+        "call 'anneal' records target 0.5dur; a resolved target is never in dur",
+    ),
+    (  # the golden checkpoint's own position, one batch into epoch 2, as the clock origin
+        {"origin": Progress(epoch=2, batch=65, sample=2008, token=32128, batch_in_epoch=1,
+                            sample_in_epoch=8, token_in_epoch=128)},
+        "d['ledger'][1]['origin'] = dict(d['progress'])",
+        "call 'anneal' records a clock origin inside an epoch; a run clock starts at an epoch "
+        "start",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("change", "edit", "reason"), INVALID_ENTRIES)
+def test_invalid_entry_built_directly(change: dict[str, Any], edit: str, reason: str) -> None:
+    """A ledger entry no run can write is refused when built in Python, with no place in the
+    data (path ``''``) and the whole reason."""
+    ledger = Checkpoint.from_dict(_golden()).ledger
+    assert ledger is not None
+    with pytest.raises(CheckpointFormatError) as info:
+        attrs.evolve(ledger[1], **change)
+    assert info.value.path == ""
+    assert info.value.reason == reason
+    assert str(info.value) == f"invalid checkpoint data: {reason}"
+
+
+@pytest.mark.parametrize(("change", "edit", "reason"), INVALID_ENTRIES)
+def test_invalid_entry_read(change: dict[str, Any], edit: str, reason: str) -> None:
+    """The same entry read from data is refused at its place in the ledger, with the same
+    reason."""
+    with pytest.raises(CheckpointFormatError) as info:
+        Checkpoint.from_dict(_broken(edit))
+    assert info.value.path == "ledger[1]"
+    assert info.value.reason == reason
+    assert str(info.value) == f"invalid checkpoint data at ledger[1]: {reason}"

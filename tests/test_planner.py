@@ -51,7 +51,15 @@ class TestDiagnostics:
         """An epoch target on a stream of unknown length cannot be converted."""
         stream = Loader(samples=None, batch_size=4)
         p = plan(RunConfig(), [FitCall(loader=stream, until="1ep")])
-        assert codes(p) == ["cannot-convert"]
+        assert _said(p) == [
+            (
+                "cannot-convert",
+                "#0",
+                "cannot convert 1ep to steps: the loader is a stream of unknown length "
+                "(samples=None), so it has no epochs; give the loader's samples per epoch, or use "
+                "ba, sp or tok",
+            )
+        ]
 
     def test_token_stop_at_runtime(self) -> None:
         """Rule 13: tokens of unknown length give a bounded stop decided at run time."""
@@ -151,11 +159,22 @@ class TestDiagnostics:
         names = [e.name for e in p.checkpoint_at(0).ledger or ()]
         assert "warmup" in names
 
-    def test_target_rounded_says_where(self) -> None:
+    @pytest.mark.parametrize(
+        ("duration", "steps", "stop"),
+        [
+            ("15sp", 2, "20sp"),  # inside the second step of 10 samples
+            ("5sp", 1, "10sp"),  # inside the first: one step is rounded too
+        ],
+    )
+    def test_target_rounded_says_where(self, duration: str, steps: int, stop: str) -> None:
         """Rule 2: a target inside a step says where the call really stops."""
-        p = plan(RunConfig(), [FitCall(loader=A, duration="15sp")])
+        p = plan(RunConfig(), [FitCall(loader=A, duration=duration)])
         assert codes(p) == ["target-rounded"]
-        assert p.diagnostics[0].message.endswith("20sp")
+        assert p.total_steps == steps
+        assert p.diagnostics[0].message == (
+            f"the target {duration} on the run clock falls inside a step: the call stops at the "
+            f"first step boundary past it, {stop}"
+        )
 
 
 class TestQueries:
@@ -228,7 +247,35 @@ class TestModes:
         at = plan(RunConfig(), [FitCall(loader=A, until="13ba")]).checkpoint_at(13)
         p = plan(RunConfig(max_duration="1ep", resume="weights"), [FitCall(loader=A)], at)
         assert codes(p) == ["fresh-clock", "epoch-abandoned"]
+        # The lifetime step is kept (13); abandoning the rest of epoch 1 takes no step.
+        assert p.diagnostics[0].message == (
+            "weights only: a fresh run clock starts at lifetime step 13"
+        )
         assert (p.total_steps, p.stop.batch, p.stop.epoch) == (10, 23, 3)
+
+    def test_extend_keeps_the_clock_of_a_reset(self) -> None:
+        """extend keeps the run clock (rule 9), and so the origin a reset_time set (rule 7):
+        after 10ba, then 5ba on a clock restarted at lifetime 10, "until 8ba" is lifetime 18."""
+        script = [FitCall(loader=A, until="10ba"), FitCall(loader=A, until="5ba", reset_time=True)]
+        done = plan(RunConfig(), script)
+        at_end = done.checkpoint_at(done.total_steps)
+        more = plan(RunConfig(resume="extend"), [FitCall(loader=A, until="8ba")], at_end)
+        assert (more.total_steps, more.stop.batch) == (3, 18)
+        assert more.segments[0].origin.batch == 10
+
+    def test_extend_ignores_an_anchor_recorded_on_an_interrupted_call(self) -> None:
+        """extend: an interrupted call anchors nothing (rule 3), even when its ledger entry
+        carries an anchor (a hand-written checkpoint; the format reads one on any entry): "12
+        more" from 10ba is 22ba, not 15ba + 12."""
+        loader = Loader(samples=1000, batch_size=10)
+        at_10 = plan(RunConfig(max_duration="15ba"), [FitCall(loader=loader)]).checkpoint_at(10)
+        assert at_10.ledger is not None
+        forged = attrs.evolve(at_10.ledger[0], anchor=Time.parse("15ba"))
+        at = Checkpoint.from_dict(attrs.evolve(at_10, ledger=(forged,)).to_dict())
+        assert at.ledger is not None
+        assert (at.ledger[0].finished, at.ledger[0].anchor) == (False, Time.parse("15ba"))
+        more = plan(RunConfig(resume="extend"), [FitCall(loader=loader, duration="12ba")], at)
+        assert more.stop.batch == 22
 
     def test_foreign_checkpoint_past_the_end(self) -> None:
         """A ledger-less checkpoint past the script's end is complete."""
@@ -252,6 +299,16 @@ def test_unknown_diagnostic_code() -> None:
         Diagnostic(code="made-up", message="x")
 
 
+def test_plan_keeps_its_script() -> None:
+    """A plan keeps the calls it was made from, as a tuple, and the checkpoint."""
+    script = [FitCall(loader=A, duration="1ep"), FitCall(loader=B, duration="1ep")]
+    p = plan(RunConfig(), script)
+    assert p.calls == tuple(script)
+    assert p.checkpoint is None
+    at = p.checkpoint_at(3)
+    assert plan(RunConfig(), iter(script), at).calls == tuple(script)
+
+
 def test_plan_is_immutable() -> None:
     """A plan cannot be changed after it is made."""
     p = plan(RunConfig(), [FitCall(loader=A, duration="1ep")])
@@ -264,6 +321,15 @@ def test_plan_is_immutable() -> None:
 FAILED_NEW_EPOCH = [
     (FitCall(loader=Loader(samples=3, batch_size=2, name="a"), reset_time=True), "reset_time"),
     (FitCall(loader=Loader(samples=3, batch_size=2, name="b")), "another stream"),
+    (  # another stream, and a token target whose stop would be found at run time, but the
+        # token count is already unknown (a reads no tokens_per_sample): tokens-unknown
+        FitCall(loader=Loader(samples=3, batch_size=2, name="c"), until="1tok"),
+        "another stream, tokens unknown",
+    ),
+    (  # another stream, of unknown length: an epoch target cannot be converted
+        FitCall(loader=Loader(samples=None, batch_size=2, name="s"), until="1ep"),
+        "another stream, epochs of a stream",
+    ),
 ]
 
 
@@ -314,6 +380,7 @@ class TestRegressions:
         )
         failed = p.segments[1]
         assert failed.failed, why
+        assert (failed.index, failed.name, failed.steps) == (1, "#1", 0), why
         assert str(failed.abandoned) == "sample 2 of epoch 0", why
         assert "epoch-abandoned" in [d.code for d in failed.diagnostics], why
         assert p.segments[2].start.epoch == 1, why
@@ -350,6 +417,53 @@ class TestRegressions:
         halves = plan(config, [FitCall(loader=A, duration="0.5dur")] * 2)
         assert halves.total_steps == 16
         assert plan(config, [FitCall(loader=A, duration="1dur")]).total_steps == 15
+
+    def test_one_step_past_the_target_anchors(self) -> None:
+        """Rule 3: a call that trained one step, past its target inside that step, anchors on
+        its target: 5sp then 5sp more stop where 10sp does, at the first step (10 samples)."""
+        split = plan(RunConfig(), [FitCall(loader=A, duration="5sp")] * 2)
+        assert [s.steps for s in split.segments] == [1, 0]
+        assert split.stop == plan(RunConfig(), [FitCall(loader=A, duration="10sp")]).stop
+        ledger = split.checkpoint_at(1).ledger
+        assert ledger is not None
+        assert ledger[0].anchor == Time.parse("5sp")
+
+    def test_reset_time_abandons_the_epoch_of_the_loader_that_read_it(self) -> None:
+        """Rules 4 and 7: a reset_time on another stream starts a new epoch; the rest of the
+        epoch left is the previous loader's (a: samples 30-99 of its 100), not the new one's
+        (b has 60); the clock restarts at lifetime step 13."""
+        p = plan(
+            RunConfig(),
+            [FitCall(loader=A, until="13ba"), FitCall(loader=B, until="1ep", reset_time=True)],
+        )
+        assert _said(p) == [
+            ("clock-reset", "#1", "the run clock restarts at step 13"),
+            (
+                "epoch-abandoned",
+                "#1",
+                "call '#1' starts a new epoch: the rest of the previous epoch (samples 30-99 of "
+                "epoch 1) is not read",
+            ),
+        ]
+        assert str(p.segments[1].abandoned) == "samples 30-99 of epoch 1"
+
+    def test_a_started_call_with_nothing_left_completes_the_run(self) -> None:
+        """Rules 11 and 15: a call stopped at 15 of the 16 steps to 1.55ep, resumed under
+        next_epoch, goes on at epoch 2, past its target: it resumes with 0 steps, is not said
+        to be rounded (it trained nothing), and the run is complete at step 15."""
+        script = [FitCall(loader=A, until="1.55ep")]
+        at_15 = plan(RunConfig(), script).checkpoint_at(15)
+        p = plan(RunConfig(data="next_epoch"), script, at_15)
+        assert [(s.action, s.steps, s.failed) for s in p.segments] == [(Action.RESUME, 0, False)]
+        assert _said(p) == [
+            (
+                "data-skipped",
+                "#0",
+                "the checkpoint is 50 samples into epoch 1; training goes on from the next "
+                "epoch: samples 50-99 of epoch 1 are never read",
+            ),
+            ("run-complete", None, "nothing left to train: the run is complete at step 15"),
+        ]
 
     def test_empty_script_is_not_complete(self) -> None:
         """Rule 15: a script with no calls has nothing to finish; no run-complete."""
@@ -518,6 +632,25 @@ def test_tokens_unknown_after_a_runtime_stop() -> None:
             "loaders tokens_per_sample, or report measured tokens with every step",
         )
     ]
+    failed = p.segments[1]
+    assert (failed.index, failed.action, failed.steps, failed.failed) == (1, Action.RUN, 0, True)
+
+
+def test_a_resumed_runtime_stop_keeps_its_entry() -> None:
+    """Rules 13 and 16: a call whose stop is decided at run time, resumed from the plan's own
+    checkpoint (whose token count is unknown: only the trainer measures it), cannot be placed;
+    it is a resumed call that keeps its ledger entry as the checkpoint had it."""
+    script = [FitCall(loader=TEXT, duration="25tok")]
+    at_1 = plan(RunConfig(), script).checkpoint_at(1)
+    assert at_1.ledger is not None
+    assert at_1.progress.token is None
+    resumed = plan(RunConfig(), script, at_1)
+    assert [code for code, _, _ in _said(resumed)] == ["tokens-unknown"]
+    failed = resumed.segments[0]
+    assert (failed.index, failed.action, failed.steps, failed.failed) == (0, Action.RESUME, 0, True)
+    assert failed.entry == at_1.ledger[0]
+    assert failed.target == Time.parse("25tok")
+    assert resumed.checkpoint_at(0).ledger == at_1.ledger
 
 
 CHANGED = (
@@ -616,6 +749,7 @@ def test_ranks_kept_even(padding: str, drop_last: bool, said: str) -> None:
     )
     p = plan(RunConfig(), [FitCall(loader=loader, until="1ep")])
     assert [f"{d.code}: {d.message}" for d in p.diagnostics] == [said]
+    assert [str(tail) for tail in p.segments[0].tails] == [said.rpartition(": ")[2]]
 
 
 @pytest.mark.parametrize(
@@ -636,6 +770,23 @@ def test_target_already_reached_message(script: list[FitCall], said: str) -> Non
     """A call whose target is behind the clock says where the clock is, in the target's unit."""
     messages = [d.message for d in plan(RunConfig(), script).diagnostics]
     assert messages[-1] == said
+
+
+def test_removed_calls_are_named() -> None:
+    """Rule "call identity": each ledger entry the script no longer makes is named, in the
+    ledger's order, with the call it belongs to; the entries stay in the ledger."""
+    script = [FitCall(loader=A, duration="1ep", name="warmup"), FitCall(loader=B, duration="1ep")]
+    at = plan(RunConfig(), script).checkpoint_at(12)
+    p = plan(RunConfig(), [FitCall(loader=B, duration="1ep", name="main")], at)
+    removed = (
+        "the checkpoint's ledger has call {!r}, which this script no longer makes; it is kept in "
+        "the ledger and not run"
+    )
+    assert _said(p) == [
+        ("script-changed", "warmup", removed.format("warmup")),
+        ("script-changed", "#1", removed.format("#1")),
+    ]
+    assert [e.name for e in p.unmatched] == ["warmup", "#1"]
 
 
 def test_resumed_call_changes_messages() -> None:
@@ -766,6 +917,15 @@ def test_a_resumed_call_writes_the_ledger_the_uncrashed_run_writes() -> None:
         (  # one call where a list is expected
             "plan(RunConfig(), FitCall(loader=A))",
             "plan() takes a sequence of fit calls; wrap a single call in a list",
+        ),
+        (  # a checkpoint as read from JSON, not yet made a Checkpoint
+            "plan(RunConfig(), [FitCall(loader=A)], {'progress': {}})",
+            "checkpoint must be a Checkpoint or None, got dict; Checkpoint.from_dict(data) reads "
+            "a serialized one",
+        ),
+        (  # two names repeated: both are listed, sorted
+            "plan(RunConfig(), [FitCall(loader=A, name=n) for n in ('y', 'x', 'y', 'x')])",
+            "fit call names must be unique; repeated: x, y",
         ),
         (  # nothing says how long to train
             "plan(RunConfig(), [FitCall(loader=A)]).diagnostics[0].message",

@@ -112,7 +112,9 @@ def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | N
                     )
                 )
         elif config.resume is ResumeMode.WEIGHTS:
-            state.previous = None
+            # The loader that read the data, to close its epoch by (rule 9); no anchor: a
+            # fresh clock measures nothing from the checkpoint's calls.
+            state.previous = _Previous(last.loader, None) if last else None
             state.fresh_clock = True
 
     segments = []

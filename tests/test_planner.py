@@ -253,6 +253,33 @@ class TestModes:
         )
         assert (p.total_steps, p.stop.batch, p.stop.epoch) == (10, 23, 3)
 
+    @pytest.mark.parametrize(
+        ("step", "first", "rest"),
+        [
+            # 10 steps of 10 an epoch of a: step 13 is sample 30 of epoch 1
+            (13, 30, "samples 30-99 of epoch 1"),
+            # sample 70: past b's 60 samples, which must not close a's epoch silently
+            (17, 70, "samples 70-99 of epoch 1"),
+        ],
+    )
+    def test_weights_abandons_the_epoch_of_the_loader_that_read_it(
+        self, step: int, first: int, rest: str
+    ) -> None:
+        """weights on another loader (rules 4 and 9): the rest of the epoch the checkpoint left
+        is measured on the loader that read it, a (100 samples), which its ledger names, not on
+        the new call's b (60 samples)."""
+        at = plan(RunConfig(), [FitCall(loader=A, until=f"{step}ba")]).checkpoint_at(step)
+        p = plan(RunConfig(max_duration="1ep", resume="weights"), [FitCall(loader=B)], at)
+        assert codes(p) == ["fresh-clock", "epoch-abandoned"]
+        assert p.diagnostics[1].message == (
+            f"call '#0' starts a new epoch: the rest of the previous epoch ({rest}) is not read"
+        )
+        abandoned = p.segments[0].abandoned
+        assert abandoned is not None
+        assert (abandoned.epoch, abandoned.start, abandoned.stop) == (1, first, 100)
+        # b's epoch starts at epoch 2, sample 0, and the one epoch of b is 6 steps.
+        assert (p.total_steps, p.stop.epoch, p.stop.sample_in_epoch) == (6, 3, 0)
+
     def test_extend_keeps_the_clock_of_a_reset(self) -> None:
         """extend keeps the run clock (rule 9), and so the origin a reset_time set (rule 7):
         after 10ba, then 5ba on a clock restarted at lifetime 10, "until 8ba" is lifetime 18."""

@@ -123,7 +123,7 @@ def _pinned() -> str:
     return str(requirement.partition("==")[2])
 
 
-def figures(modules: Sequence[Module], seconds: float | None) -> str:
+def figures(modules: Sequence[Module], seconds: float | None, children: int = 1) -> str:
     """The lines the doc shows: one row per module, the total, and how it was measured."""
     total = Module("core", **{field: sum(getattr(m, field) for m in modules) for field in FIELDS})
     rows = [
@@ -137,7 +137,8 @@ def figures(modules: Sequence[Module], seconds: float | None) -> str:
         rows.append(f"| {label} | {counts} | {m.score:.1f}% |")
     rows += [
         "",
-        f"mutmut {_pinned()}, one worker process; score: killed or timed out,"
+        f"mutmut {_pinned()}, {children} worker process{'es' if children > 1 else ''};"
+        " score: killed or timed out,"
         " over the mutants checked less those explained as equivalent in"
         " `tests/mutation/survivors.md`; "
         + (
@@ -228,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = None if args.report_only else time.perf_counter() - began
     explained = parse_survivors(SURVIVORS.read_text(encoding="utf-8"))
     equivalent = [name for name, (kind, _) in explained.items() if kind == "equivalent"]
-    text = figures(tally(statuses, equivalent), seconds)
+    text = figures(tally(statuses, equivalent), seconds, args.max_children)
     print(text)
     unexplained = sorted(n for n, s in statuses.items() if s == SURVIVED and n not in explained)
     stale = sorted(n for n in explained if statuses.get(n, UNCHECKED) not in (SURVIVED, UNCHECKED))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 
 import attrs
@@ -148,23 +149,57 @@ class TestAdvance:
         assert (p.token, p.token_in_epoch) == (None, None)
 
     def test_measured_tokens(self) -> None:
-        """A trainer may report the measured tokens of a step on a variable-length loader."""
+        """A trainer may report the measured tokens of a step on a variable-length loader: they
+        count in the lifetime total and in the epoch, whose counter goes back to zero when the
+        second step of 10 closes the epoch of 20 samples."""
         loader = Loader(samples=20, batch_size=10)
-        p = Progress().advance(loader, 1, tokens=700).advance(loader, 1, tokens=650)
+        first = Progress().advance(loader, 1, tokens=700)
+        assert (first.token, first.token_in_epoch, first.epoch) == (700, 700, 0)
+        p = first.advance(loader, 1, tokens=650)
         assert (p.token, p.token_in_epoch, p.epoch) == (1350, 0, 1)
 
-    def test_measured_tokens_only_for_one_step(self) -> None:
-        """tokens= over several steps or on a fixed-length loader is refused."""
-        with pytest.raises(ConversionError, match="tokens= gives the measured tokens of one step"):
-            Progress().advance(Loader(samples=20, batch_size=10), 2, tokens=5)
-        with pytest.raises(ConversionError):
-            Progress().advance(L100, 1, tokens=5)
+    def test_tokens_added_to_the_counters_as_they_stand(self) -> None:
+        """Tokens trained are added to both token counters as they stand, not recomputed from
+        the samples: 7 tokens measured on a step of 5 samples, then 2 steps of 10 samples of 3
+        tokens add 60 to both (the epoch of 100 samples is not over at 25). One step at a time
+        agrees with two at once."""
+        here = Progress().advance(Loader(samples=100, batch_size=5), 1, tokens=7)
+        two = here.advance(L100, 2)
+        assert (two.token, two.token_in_epoch, two.sample_in_epoch) == (67, 67, 25)
+        assert two == here.advance(L100, 1).advance(L100, 1)
+
+    def test_one_step_by_default(self) -> None:
+        """``advance(loader)`` takes one step (``steps`` defaults to 1)."""
+        for here in (Progress(), Progress().advance(L100, 9), Progress().advance(L100, 4)):
+            assert here.advance(L100) == here.advance(L100, 1)
+            assert here.advance(L100).batch == here.batch + 1
+
+    @pytest.mark.parametrize(
+        ("loader", "steps"),
+        [
+            (Loader(samples=20, batch_size=10), 2),  # measured over several steps
+            (L100, 1),  # on a loader whose tokens are known from tokens_per_sample
+        ],
+    )
+    def test_measured_tokens_only_for_one_step(self, loader: Loader, steps: int) -> None:
+        """tokens= over several steps or on a fixed-length loader is refused, by name."""
+        with pytest.raises(ConversionError) as info:
+            Progress().advance(loader, steps, tokens=5)
+        assert info.value.missing == "tokens"
+        assert str(info.value) == (
+            "tokens= gives the measured tokens of one step on a loader without "
+            "tokens_per_sample; pass steps=1 and leave tokens_per_sample unset"
+        )
 
     @pytest.mark.parametrize("steps", [-1, 1.5, True])
     def test_bad_steps(self, steps: object) -> None:
-        """The step count is a whole number >= 0."""
-        with pytest.raises(ProgressError, match="steps"):
+        """The step count is a whole number >= 0; the message shows what was passed."""
+        with pytest.raises(ProgressError) as info:
             Progress().advance(L100, steps)  # type: ignore[arg-type]
+        assert info.value.field == "steps"
+        assert str(info.value) == (
+            f"inconsistent progress steps: expected a whole number >= 0, got {steps!r}"
+        )
 
 
 class TestEpochs:
@@ -198,6 +233,29 @@ class TestEpochs:
         bigger = Loader(samples=105, batch_size=20, drop_last=True)  # 15 left < 20
         assert p.normalized(bigger).epoch == 1
         assert p.steps_left_in_epoch(bigger) == 5
+
+    @pytest.mark.parametrize("read", range(6))
+    @pytest.mark.parametrize(
+        "loader",
+        [
+            Loader(samples=1, batch_size=1),
+            Loader(samples=2, batch_size=2, drop_last=True),  # 1 read: the rest is dropped
+            Loader(samples=5, batch_size=2, drop_last=True),
+            Loader(samples=5, batch_size=4),
+        ],
+    )
+    def test_normalized_leaves_a_step(self, loader: Loader, read: int) -> None:
+        """A position ``read`` samples into the epoch (read by another loader), normalized,
+        has at least one step of ``loader`` left in its epoch (units.md rule 2): its epoch is
+        kept or closed, and normalizing again changes nothing."""
+        here = Progress(sample=read, sample_in_epoch=read, token=None, token_in_epoch=None)
+        normal = here.normalized(loader)
+        assert normal in (here, here.close_epoch())
+        assert normal.normalized(loader) == normal
+        left = normal.steps_left_in_epoch(loader)
+        assert left is not None
+        assert left >= 1
+        assert (normal == here) == (loader.samples_left_in_epoch(read) > 0 or read == 0)
 
 
 def _targets(loader: Loader) -> st.SearchStrategy[Time]:
@@ -313,6 +371,28 @@ class TestTimeIn:
         for unit in (Unit.BA, Unit.SP, Unit.TOK):
             assert Progress().steps_until(end.time_in(unit), loader=loader) == k
 
+    def test_on_a_later_clock(self) -> None:
+        """On a clock started at ``since``, each unit reads the difference of the counters:
+        3 steps of 10 past the close of the first epoch (10 steps of 10 on 100 samples, 3
+        tokens a sample) are 3ba, 30sp, 90tok and 0.3ep."""
+        origin = Progress().advance(L100, 10)  # epoch 1 starts: 10ba, 100sp, 300tok
+        p = origin.advance(L100, 3)
+        assert p.time_in(Unit.BA, since=origin) == Time(3, Unit.BA)
+        assert p.time_in(Unit.SP, since=origin) == Time(30, Unit.SP)
+        assert p.time_in(Unit.TOK, since=origin) == Time(90, Unit.TOK)
+        assert p.time_in(Unit.EP, loader=L100, since=origin) == Time.parse("0.3ep")
+
+    @given(small_loaders(sized=True, tokens=True), st.data(), st.integers(0, 40))
+    def test_clocks_add_up(self, loader: Loader, data: st.DataObject, k: int) -> None:
+        """The time from the start is the time to an epoch start ``origin`` plus the time
+        from there, in every unit."""
+        origin = data.draw(positions(loader)).close_epoch()
+        p = origin.advance(loader, k)
+        for unit in (Unit.BA, Unit.SP, Unit.TOK, Unit.EP):
+            before = origin.time_in(unit, loader=loader)
+            after = p.time_in(unit, loader=loader, since=origin)
+            assert before + after == p.time_in(unit, loader=loader)
+
     def test_missing_context(self) -> None:
         """Epochs ask for a loader; dur asks for the plan; unknown tokens say so."""
         p = Progress()
@@ -322,6 +402,114 @@ class TestTimeIn:
             p.time_in(Unit.DUR)
         with pytest.raises(ConversionError, match="unknown"):
             Progress(token=None, token_in_epoch=None).time_in(Unit.TOK)
+
+
+STREAM = Loader(samples=None, batch_size=4)
+UNSIZED_TOKENS = Loader(samples=100, batch_size=10)  # no tokens_per_sample
+UNKNOWN_TOKENS = Progress(token=None, token_in_epoch=None)
+MID_EPOCH = Progress().advance(L100, 1)  # 10 samples into epoch 0
+STREAM_MESSAGE = (
+    "the loader is a stream of unknown length (samples=None), so it has no epochs; give the "
+    "loader's samples per epoch, or use ba, sp or tok"
+)
+ORIGIN_MESSAGE = (
+    "a clock measured in epochs must start at an epoch start (since.sample_in_epoch is 10)"
+)
+
+
+@pytest.mark.parametrize(
+    ("convert", "missing", "message"),
+    [
+        pytest.param(
+            lambda: Progress().epoch_position(STREAM),
+            "loader.samples",
+            f"cannot measure a fractional epoch: {STREAM_MESSAGE}",
+            id="epoch_position-stream",
+        ),
+        pytest.param(
+            lambda: Progress().time_in(Unit.EP, loader=STREAM),
+            "loader.samples",
+            f"cannot measure a fractional epoch: {STREAM_MESSAGE}",
+            id="time_in-ep-stream",
+        ),
+        pytest.param(
+            lambda: Progress().time_in(Unit.EP),
+            "loader",
+            "a position in epochs needs loader= to measure the current epoch",
+            id="time_in-ep-no-loader",
+        ),
+        pytest.param(
+            lambda: MID_EPOCH.time_in(Unit.EP, loader=L100, since=MID_EPOCH),
+            "since",
+            ORIGIN_MESSAGE,
+            id="time_in-ep-since-mid-epoch",
+        ),
+        pytest.param(
+            lambda: UNKNOWN_TOKENS.time_in(Unit.TOK),
+            "progress.token",
+            "the token count is unknown at this position",
+            id="time_in-tok-unknown-here",
+        ),
+        pytest.param(
+            lambda: Progress().time_in(Unit.TOK, since=UNKNOWN_TOKENS),
+            "progress.token",
+            "the token count is unknown at this position",
+            id="time_in-tok-unknown-at-since",
+        ),
+        pytest.param(
+            lambda: Progress().time_in(Unit.DUR),
+            "max_duration",
+            "a position in dur is a fraction of max_duration: convert max_duration with "
+            "durations.plans.resolve_dur and measure in its unit, or ask Plan.resolve(time)",
+            id="time_in-dur",
+        ),
+        pytest.param(
+            lambda: Progress().steps_until(Time.parse("2ep"), loader=STREAM),
+            "loader.samples",
+            f"cannot convert 2ep to steps: {STREAM_MESSAGE}",
+            id="steps_until-ep-stream",
+        ),
+        pytest.param(
+            lambda: MID_EPOCH.steps_until(Time.parse("1ep"), loader=L100, since=MID_EPOCH),
+            "since",
+            ORIGIN_MESSAGE,
+            id="steps_until-ep-since-mid-epoch",
+        ),
+        pytest.param(
+            lambda: Progress().steps_until(Time.parse("7tok"), loader=UNSIZED_TOKENS),
+            "loader.tokens_per_sample",
+            "cannot convert 7tok to steps: the loader's tokens_per_sample is unknown, so the "
+            "stop is decided at run time from measured tokens",
+            id="steps_until-tok-no-tokens_per_sample",
+        ),
+        pytest.param(
+            lambda: UNKNOWN_TOKENS.steps_until(Time.parse("7tok"), loader=L100),
+            "progress.token",
+            "cannot convert 7tok to steps: the token count at this position is unknown",
+            id="steps_until-tok-unknown-here",
+        ),
+        pytest.param(
+            lambda: Progress().steps_until(Time.parse("7tok"), loader=L100, since=UNKNOWN_TOKENS),
+            "progress.token",
+            "cannot convert 7tok to steps: the token count at this position is unknown",
+            id="steps_until-tok-unknown-at-since",
+        ),
+        pytest.param(
+            lambda: Progress().steps_until(Time.parse("0.5dur"), loader=L100),
+            "max_duration",
+            "cannot convert 0.5dur to steps: dur is a fraction of max_duration, which the "
+            "planner resolves",
+            id="steps_until-dur",
+        ),
+    ],
+)
+def test_refusal_messages(convert: Callable[[], object], missing: str, message: str) -> None:
+    """A conversion without the context it needs names what is missing (units.md rule 7) and
+    says what to give instead, in these exact words."""
+    with pytest.raises(ConversionError) as info:
+        convert()
+    assert info.value.missing == missing
+    assert str(info.value) == message
 
 
 def test_wrong_argument_types() -> None:

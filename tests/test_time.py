@@ -41,6 +41,24 @@ class TestConstruction:
         assert Time(Decimal("2.1"), EP).value == Fraction(21, 10)
 
     @pytest.mark.parametrize(
+        ("value", "unit", "expected"),
+        [
+            (Decimal("2"), BA, 2),  # a whole Decimal is a whole count
+            (Decimal("2.000"), BA, 2),  # however it is written
+            (Decimal("0.5"), EP, Fraction(1, 2)),  # a half stays a half
+            (Decimal("0"), BA, 0),
+            (Fraction(0), EP, 0),  # zero is a value like any other
+            (0, BA, 0),
+        ],
+    )
+    def test_stored_exactly(self, value: object, unit: Unit, expected: int | Fraction) -> None:
+        """Every accepted number is stored exactly: as int when whole, else as Fraction, so the
+        stored type depends only on the value, not on the type passed."""
+        t = Time(value, unit)
+        assert t.value == expected
+        assert type(t.value) is type(expected)
+
+    @pytest.mark.parametrize(
         ("value", "unit", "message"),
         [
             (1.5, EP, "a float is inexact; pass an int, a Fraction, or parse a string"),  # float
@@ -51,7 +69,18 @@ class TestConstruction:
             (Decimal("NaN"), EP, "expected a finite number"),
             (Fraction(3, 2), BA, "ba counts whole optimizer steps"),  # whole unit
             (Fraction(3, 2), SP, "sp counts whole samples"),
-            (1, "epochs", "invalid time unit 'epochs': expected a Unit or one of 'ba'"),
+            (  # every unit's text, in Unit's order
+                1,
+                "epochs",
+                "invalid time unit 'epochs': expected a Unit or one of 'ba', 'ep', 'sp', 'tok', "
+                "'dur'",
+            ),
+            (  # 10**250: 251 digits cannot be written back within the grammar's 200
+                Decimal("1e250"),
+                BA,
+                "invalid time value: its canonical form has 251 digits; at most 200, so that "
+                "every time can be written and read back",
+            ),
             (1, 3, "invalid time unit 3"),
         ],
     )

@@ -312,6 +312,34 @@ class TestStepsUntil:
         expected = simulate.steps_until(start, target, loader, origin, limit=10_000)
         assert start.steps_until(target, loader=loader, since=origin) == expected
 
+    @pytest.mark.parametrize("drop_last", [False, True])
+    @pytest.mark.parametrize("tokens_per_sample", [None, 2])
+    def test_least_steps_on_a_small_loader(
+        self, drop_last: bool, tokens_per_sample: int | None
+    ) -> None:
+        """Every target up to two epochs of 7 samples in batches of 3 (a short last batch, or a
+        dropped tail), from positions read before in batches of 1 or 2: ``steps_until`` is the
+        least number of single steps whose counters reach the target."""
+        loader = Loader(
+            samples=7, batch_size=3, drop_last=drop_last, tokens_per_sample=tokens_per_sample
+        )
+        targets = [Time(v, Unit.SP) for v in range(17)]
+        targets += [Time(v, Unit.BA) for v in range(6)]
+        targets += [Time(Fraction(v, 7), Unit.EP) for v in range(15)]
+        targets += [Time(Fraction(v, 14), Unit.EP) for v in range(1, 28, 2)]  # between samples
+        if tokens_per_sample is not None:
+            targets += [Time(v, Unit.TOK) for v in range(0, 33, 3)]
+        for before in (1, 2):
+            for read in range(4):
+                start = simulate.run(
+                    Progress(),
+                    Loader(samples=7, batch_size=before, tokens_per_sample=tokens_per_sample),
+                    read,
+                )
+                for target in targets:
+                    expected = simulate.steps_until(start, target, loader, Progress(), limit=100)
+                    assert start.steps_until(target, loader=loader) == expected, (start, target)
+
     @pytest.mark.parametrize(
         ("target", "steps"),
         [

@@ -130,6 +130,28 @@ class TestAdvance:
         if loader.samples is not None:
             assert end.sample_in_epoch < loader.samples
 
+    @pytest.mark.parametrize("drop_last", [False, True])
+    @pytest.mark.parametrize("tokens_per_sample", [None, 2])
+    def test_steps_on_a_small_loader(self, drop_last: bool, tokens_per_sample: int | None) -> None:
+        """On 7 samples in batches of 3 (a short last batch, or a dropped tail), from positions
+        read before in batches of 1 or 2: ``a`` then ``b`` steps are ``a + b`` steps, and both
+        are that many single steps."""
+        loader = Loader(
+            samples=7, batch_size=3, drop_last=drop_last, tokens_per_sample=tokens_per_sample
+        )
+        for before in (1, 2):
+            for read in range(4):
+                start = simulate.run(
+                    Progress(),
+                    Loader(samples=7, batch_size=before, tokens_per_sample=tokens_per_sample),
+                    read,
+                )
+                for a in range(5):
+                    for b in range(1, 4):
+                        expected = simulate.run(start, loader, a + b)
+                        assert start.advance(loader, a).advance(loader, b) == expected
+                        assert start.advance(loader, a + b) == expected
+
     def test_examples(self) -> None:
         """Worked examples: 13 steps of 10 from zero on 100 samples."""
         p = Progress().advance(L100, 13)

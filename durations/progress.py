@@ -30,6 +30,14 @@ def _check_counter(field: str, value: object, *, optional: bool = False) -> None
         raise ProgressError(field, f"expected a whole number >= 0, got {shown_value(value)}")
 
 
+#: How a token count becomes known, said where it is not.
+_KNOW_TOKENS = (
+    "a loader read before it has no tokens_per_sample: give every loader tokens_per_sample, "
+    "or report measured tokens with every step (advance(tokens=...)), or measure in ba, sp "
+    "or ep"
+)
+
+
 @attrs.frozen(kw_only=True)
 class Progress:
     """Where a run is: lifetime totals and the position inside the current epoch.
@@ -128,7 +136,8 @@ class Progress:
         if unit is Unit.TOK:
             if self.token is None or origin.token is None:
                 raise ConversionError(
-                    "progress.token", "the token count is unknown at this position"
+                    "progress.token",
+                    f"the token count is unknown at this position; {_KNOW_TOKENS}",
                 )
             return Time(self.token - origin.token, unit)
         if unit is Unit.EP:
@@ -345,7 +354,7 @@ class Progress:
                 raise ConversionError(
                     "progress.token",
                     f"cannot convert {target} to steps: "
-                    "the token count at this position is unknown",
+                    f"the token count at this position is unknown; {_KNOW_TOKENS}",
                 )
             missing = origin.token + int(value) - start.token
             if missing <= 0:

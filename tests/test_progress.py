@@ -458,6 +458,12 @@ STREAM = Loader(samples=None, batch_size=4)
 UNSIZED_TOKENS = Loader(samples=100, batch_size=10)  # no tokens_per_sample
 UNKNOWN_TOKENS = Progress(token=None, token_in_epoch=None)
 MID_EPOCH = Progress().advance(L100, 1)  # 10 samples into epoch 0
+#: What every refusal for want of a token count says to do: the three ways a count becomes known.
+KNOW_TOKENS = (
+    "a loader read before it has no tokens_per_sample: give every loader tokens_per_sample, "
+    "or report measured tokens with every step (advance(tokens=...)), or measure in ba, sp "
+    "or ep"
+)
 STREAM_MESSAGE = (
     "the loader is a stream of unknown length (samples=None), so it has no epochs; give the "
     "loader's samples per epoch, or use ba, sp or tok"
@@ -497,13 +503,13 @@ ORIGIN_MESSAGE = (
         pytest.param(
             lambda: UNKNOWN_TOKENS.time_in(Unit.TOK),
             "progress.token",
-            "the token count is unknown at this position",
+            "the token count is unknown at this position; " + KNOW_TOKENS,
             id="time_in-tok-unknown-here",
         ),
         pytest.param(
             lambda: Progress().time_in(Unit.TOK, since=UNKNOWN_TOKENS),
             "progress.token",
-            "the token count is unknown at this position",
+            "the token count is unknown at this position; " + KNOW_TOKENS,
             id="time_in-tok-unknown-at-since",
         ),
         pytest.param(
@@ -535,13 +541,15 @@ ORIGIN_MESSAGE = (
         pytest.param(
             lambda: UNKNOWN_TOKENS.steps_until(Time.parse("7tok"), loader=L100),
             "progress.token",
-            "cannot convert 7tok to steps: the token count at this position is unknown",
+            "cannot convert 7tok to steps: the token count at this position is unknown; "
+            + KNOW_TOKENS,
             id="steps_until-tok-unknown-here",
         ),
         pytest.param(
             lambda: Progress().steps_until(Time.parse("7tok"), loader=L100, since=UNKNOWN_TOKENS),
             "progress.token",
-            "cannot convert 7tok to steps: the token count at this position is unknown",
+            "cannot convert 7tok to steps: the token count at this position is unknown; "
+            + KNOW_TOKENS,
             id="steps_until-tok-unknown-at-since",
         ),
         pytest.param(

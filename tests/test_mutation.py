@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from . import mutation
 from .mutation import FIGURES, Module, figures, parse_results, parse_survivors, tally, write_docs
 
@@ -57,3 +59,20 @@ def test_write_docs_replaces_only_its_block(tmp_path: Path) -> None:
     write_docs("new", doc)
     expected = f"before\n{mutation.BEGIN}\nnew\n{mutation.END}\nafter\n"
     assert doc.read_text(encoding="utf-8") == expected
+
+
+@pytest.mark.parametrize(
+    ("killed", "relevant", "shown"),
+    [
+        (2338, 2339, "99.9%"),  # one survivor not equivalent: never shown as 100.0%
+        (1, 1, "100.0%"),  # every relevant mutant killed
+        (2, 3, "66.6%"),  # rounded down, not to 66.7%
+        (0, 1, "0.0%"),
+    ],
+)
+def test_a_score_is_rounded_down(killed: int, relevant: int, shown: str) -> None:
+    """The figures round a score down to one decimal, so 100.0% says no mutant counts against
+    it."""
+    module = Module("time", mutants=relevant, killed=killed, survived=relevant - killed)
+    row = figures([module], None).splitlines()[2]
+    assert row.endswith(f" | {shown} |")

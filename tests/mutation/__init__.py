@@ -14,6 +14,7 @@ its last run; ``--fresh`` starts again from nothing.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import shutil
@@ -123,6 +124,11 @@ def _pinned() -> str:
     return str(requirement.partition("==")[2])
 
 
+def _percent(score: float) -> str:
+    """A score to one decimal, rounded down: 100.0% only when nothing counts against it."""
+    return f"{math.floor(score * 10) / 10:.1f}%"
+
+
 def figures(modules: Sequence[Module], seconds: float | None, children: int = 1) -> str:
     """The lines the doc shows: one row per module, the total, and how it was measured."""
     total = Module("core", **{field: sum(getattr(m, field) for m in modules) for field in FIELDS})
@@ -134,7 +140,7 @@ def figures(modules: Sequence[Module], seconds: float | None, children: int = 1)
     for m in [*modules, total]:
         label = "core" if m is total else f"`durations/{m.name}.py`"
         counts = " | ".join(f"{getattr(m, field):,}" for field in FIELDS)
-        rows.append(f"| {label} | {counts} | {m.score:.1f}% |")
+        rows.append(f"| {label} | {counts} | {_percent(m.score)} |")
     rows += [
         "",
         f"mutmut {_pinned()}, {children} worker process{'es' if children > 1 else ''};"

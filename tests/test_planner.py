@@ -280,6 +280,16 @@ class TestModes:
         # b's epoch starts at epoch 2, sample 0, and the one epoch of b is 6 steps.
         assert (p.total_steps, p.stop.epoch, p.stop.sample_in_epoch) == (6, 3, 0)
 
+    def test_weights_from_a_checkpoint_without_a_ledger(self) -> None:
+        """weights from a checkpoint without a ledger (rule 9): which loader read the data is
+        not known, so the rest of its epoch is measured on the first call's loader: at sample
+        30 of epoch 1, b's samples 30-59."""
+        at = Checkpoint(progress=Progress().advance(A, 13))
+        p = plan(RunConfig(max_duration="1ep", resume="weights"), [FitCall(loader=B)], at)
+        assert codes(p) == ["fresh-clock", "epoch-abandoned"]
+        assert str(p.segments[0].abandoned) == "samples 30-59 of epoch 1"
+        assert (p.total_steps, p.stop.epoch) == (6, 3)
+
     def test_extend_keeps_the_clock_of_a_reset(self) -> None:
         """extend keeps the run clock (rule 9), and so the origin a reset_time set (rule 7):
         after 10ba, then 5ba on a clock restarted at lifetime 10, "until 8ba" is lifetime 18."""

@@ -223,6 +223,16 @@ def _save_on(value: object) -> Every | At | AtCallEnds | None:
     )
 
 
+def require_registered(callback: object, callbacks: Any, constructor: str) -> None:
+    """Refuse a ``callback.fit``/``train`` whose callback the trainer does not call: the plan
+    would be followed by nobody. ``constructor`` is how the framework's trainer is built."""
+    if callback not in callbacks:
+        raise IntegrationError(
+            "this DurationsCallback is not one of the trainer's callbacks: pass it as "
+            f"{constructor}(..., callbacks=[callback])"
+        )
+
+
 def created_on_first_use(
     module: str, namespace: dict[str, Any], name: str, make: Callable[[], type[Any]]
 ) -> Callable[[str], Any]:

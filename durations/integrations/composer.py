@@ -44,6 +44,7 @@ from ._session import (
     Session,
     StartKind,
     created_on_first_use,
+    require_registered,
     samples_between,
 )
 from .checkpoints import COMPOSER, COMPOSER_CALLBACK, DURATIONS_KEY, _is_url
@@ -108,11 +109,7 @@ class _Callback:
                 f"callback.fit(trainer, {decided[0]}=...): the callback decides duration and "
                 "reset_time from the plan; state them in the FitCall and drop the argument"
             )
-        if self not in trainer.state.callbacks:
-            raise IntegrationError(
-                "this DurationsCallback is not one of the trainer's callbacks: pass it as "
-                "Trainer(..., callbacks=[callback])"
-            )
+        require_registered(self, trainer.state.callbacks, "Trainer")
         start = self.session.begin()
         if start.kind is StartKind.SKIP:
             return

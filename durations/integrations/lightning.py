@@ -47,6 +47,7 @@ from ._session import (
     StartKind,
     check_data_parallel,
     created_on_first_use,
+    require_registered,
     samples_between,
 )
 from .checkpoints import DURATIONS_KEY, LIGHTNING, _is_url, _torch_load
@@ -133,11 +134,7 @@ class _Callback:
                 "callback.fit(..., ckpt_path=...): the callback chooses the checkpoint from the "
                 "ledger; drop the argument"
             )
-        if self not in trainer.callbacks:
-            raise IntegrationError(
-                "this DurationsCallback is not one of the trainer's callbacks: pass it as "
-                "pl.Trainer(..., callbacks=[callback])"
-            )
+        require_registered(self, trainer.callbacks, "pl.Trainer")
         start = self.session.begin()
         if start.kind is StartKind.SKIP:
             return

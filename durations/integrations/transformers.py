@@ -44,6 +44,7 @@ from ._session import (
     StartKind,
     check_data_parallel,
     created_on_first_use,
+    require_registered,
     samples_between,
 )
 from .checkpoints import LEDGER_FILE, TRANSFORMERS
@@ -129,11 +130,7 @@ class _Callback:
                 "callback.train(trainer, resume_from_checkpoint=...): the callback chooses the "
                 "checkpoint from the ledger; drop the argument"
             )
-        if self not in trainer.callback_handler.callbacks:
-            raise IntegrationError(
-                "this DurationsCallback is not one of the trainer's callbacks: pass it as "
-                "Trainer(..., callbacks=[callback])"
-            )
+        require_registered(self, trainer.callback_handler.callbacks, "Trainer")
         start = self.session.begin()
         if start.kind is StartKind.SKIP:
             return None

@@ -641,3 +641,37 @@ def test_a_call_ended_before_the_plan_s_stop_is_refused(
     with pytest.raises(IntegrationError) as raised:
         session.check_reached_stop("Keras", step - 20, remedy)
     assert str(raised.value) == message, why
+
+
+def test_a_callback_the_trainer_does_not_call_is_refused(tmp_path: Path) -> None:
+    """callback.train / callback.fit with a real trainer built without the callback is refused
+    before any step, naming the constructor to pass it to (require_registered, shared by the
+    Hugging Face, Lightning and Composer callbacks); with it, the check passes."""
+    with _quiet():
+        pytest.importorskip("transformers")
+        import pytorch_lightning as pl
+        import torch
+        from transformers import Trainer, TrainingArguments
+
+        from durations.integrations import lightning, transformers
+        from durations.integrations._session import IntegrationError, require_registered
+
+        hf = transformers.DurationsCallback(CONFIG, CALLS, checkpoints=tmp_path / "hf")
+        args = TrainingArguments(output_dir=str(tmp_path / "hf"), report_to=[], use_cpu=True)
+        hf_trainer = Trainer(model=torch.nn.Linear(1, 1), args=args)
+        pl_callback = lightning.DurationsCallback(CONFIG, CALLS, checkpoints=tmp_path / "pl")
+        pl_trainer = pl.Trainer(logger=False, enable_checkpointing=False, callbacks=[])
+    with pytest.raises(IntegrationError) as raised:
+        hf.train(hf_trainer)
+    assert str(raised.value) == (
+        "this DurationsCallback is not one of the trainer's callbacks: pass it as "
+        "Trainer(..., callbacks=[callback])"
+    )
+    with pytest.raises(IntegrationError) as raised:
+        pl_callback.fit(pl_trainer, torch.nn.Linear(1, 1))
+    assert str(raised.value) == (
+        "this DurationsCallback is not one of the trainer's callbacks: pass it as "
+        "pl.Trainer(..., callbacks=[callback])"
+    )
+    assert (hf.session.segment, pl_callback.session.segment) == (None, None)  # nothing began
+    require_registered(hf, [hf], "Trainer")  # registered: passes

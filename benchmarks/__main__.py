@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from . import crash, importing, parsing, planning, step
+from . import comparing, crash, importing, parsing, planning, plotting, schedule, startup, step
 from ._composer import VERSION as COMPOSER_VERSION, composer_time
 from ._context import Context
 from ._harness import Figure, Settings
@@ -26,6 +26,10 @@ FIGURES: dict[str, Callable[[Context], Figure]] = {
     "crash": crash.run,
     "parse": parsing.run,
     "import": importing.run,
+    "schedule": schedule.run,
+    "plot": plotting.run,
+    "startup": startup.run,
+    "compare": comparing.run,
 }
 
 
@@ -60,7 +64,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--composer-wheel",
         metavar="PATH",
-        help=f"the mosaicml {COMPOSER_VERSION} wheel to load composer.core.time from",
+        help=f"the mosaicml {COMPOSER_VERSION} wheel to load composer.core.time (and its "
+        "schedulers) from",
     )
     parser.add_argument(
         "--no-fetch",

@@ -4,6 +4,11 @@
 ``composer.utils.StringEnum``. Importing the real ``composer`` package would pull in torch and
 most of Composer, so these three modules are executed from the wheel's own source, under stub
 packages ``composer``, ``composer.core`` and ``composer.utils`` that contain nothing else.
+
+Composer's schedulers (``composer.optim.scheduler``) are loaded the same way, on request
+(:func:`composer_schedulers`): the module imports ``torch.optim.lr_scheduler`` (the real torch,
+which must be installed) and ``State``, ``Time``, ``TimeUnit`` from ``composer.core``; ``State``
+is only named in annotations there, so the stub's ``State`` is an empty class.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ class ComposerTime:
     time: Any  # composer.core.time.Time
     timestamp: Any  # composer.core.time.Timestamp
     source: str
+    wheel: Path
 
 
 def cache_dir() -> Path:
@@ -112,6 +118,7 @@ def load(wheel: Path) -> ComposerTime:
             "composer.utils.string_enum), executed under stub composer/composer.utils packages; "
             "the rest of Composer (and torch) is not imported"
         ),
+        wheel=wheel,
     )
 
 
@@ -124,3 +131,43 @@ def composer_time(explicit: str | None, *, fetch: bool) -> tuple[ComposerTime | 
         return load(wheel), ""
     except Exception as error:  # a broken wheel must not stop the other contenders
         return None, f"loading composer.core.time from {wheel} failed: {error!r}"
+
+
+class State:
+    """The stub of ``composer.core.State``: the schedulers name it in annotations only (they
+    read ``max_duration``, ``timestamp`` and ``dataloader_len`` of the state they are given)."""
+
+
+def composer_schedulers(composer: ComposerTime | None) -> tuple[types.ModuleType | None, str]:
+    """``composer.optim.scheduler`` from the wheel ``composer`` came from, or ``None`` and why.
+
+    Executed once, under a stub ``composer.optim`` package, with the stub ``composer.core``
+    given ``State`` (above) and the wheel's own ``Time`` and ``TimeUnit``.
+    """
+    if composer is None:
+        return None, "composer.core.time is not loaded"
+    name = "composer.optim.scheduler"
+    if name in sys.modules:
+        return sys.modules[name], ""
+    try:
+        __import__("torch.optim.lr_scheduler")
+    except ImportError as error:
+        return None, f"composer.optim.scheduler imports torch, which is not importable ({error})"
+    core = sys.modules["composer.core"]
+    time_module = sys.modules["composer.core.time"]
+    core.State = State  # type: ignore[attr-defined]
+    core.Time = time_module.Time  # type: ignore[attr-defined]
+    core.TimeUnit = time_module.TimeUnit  # type: ignore[attr-defined]
+    optim = _package("composer.optim")
+    sys.modules["composer"].optim = optim  # type: ignore[attr-defined]
+    try:
+        with zipfile.ZipFile(composer.wheel) as archive:
+            source = archive.read("composer/optim/scheduler.py").decode()
+        module = types.ModuleType(name)
+        module.__file__ = f"{composer.wheel}/composer/optim/scheduler.py"
+        sys.modules[name] = module
+        exec(compile(source, module.__file__, "exec"), module.__dict__)
+    except Exception as error:  # a broken wheel must not stop the other contenders
+        sys.modules.pop(name, None)
+        return None, f"loading {name} from {composer.wheel} failed: {error!r}"
+    return module, ""

@@ -13,7 +13,14 @@ from typing import Any
 
 from ._harness import Figure, fmt_ratio, fmt_seconds
 
-PACKAGES = ("training-durations", "attrs", "torch", "pytorch-lightning")
+PACKAGES = (
+    "training-durations",
+    "attrs",
+    "torch",
+    "pytorch-lightning",
+    "transformers",
+    "matplotlib",
+)
 
 
 def cpu_model() -> str:
@@ -46,7 +53,7 @@ def machine(composer_version: str | None) -> dict[str, Any]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
-    versions["mosaicml (composer.core.time only)"] = composer_version
+    versions["mosaicml (composer.core.time and composer.optim.scheduler only)"] = composer_version
     return {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "cpu": cpu_model(),

@@ -1,0 +1,66 @@
+"""Figure 9: ``durations compare`` (all four trainer profiles) against run length."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from durations import plan
+from durations.compare import compare
+from durations.scenario import Scenario
+
+from ._context import Context
+from ._harness import Contender, Figure, fmt_seconds, measure
+from .startup import EXAMPLE
+
+
+def scenario(max_duration: str) -> Scenario:
+    """examples/two-phase.toml with another ``max_duration`` for its pretraining call."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    old = 'max_duration = "2ep"'
+    if old not in text:
+        raise RuntimeError(f"{EXAMPLE} no longer has {old!r}; update this figure")
+    return Scenario.from_toml(text.replace(old, f'max_duration = "{max_duration}"'), source="")
+
+
+def _compare(of: Scenario) -> Callable[[int], object]:
+    def run(repeat: int) -> object:
+        result = None
+        for _ in range(repeat):
+            result = compare(of)
+        return result
+
+    return run
+
+
+def run(ctx: Context) -> Figure:
+    lengths = ("100ba", "1000ba", "2ep") if not ctx.settings.quick else ("10ba", "100ba")
+    figure = Figure(
+        key="compare",
+        title="Figure 9: `durations compare` of the two-phase scenario against run length",
+        unit="per compare() call",
+        baseline=lengths[0],
+    )
+    compare(scenario(lengths[0]))  # imports the four profiles before timing
+    contenders = []
+    steps: dict[str, int] = {}
+    for length in lengths:
+        found = scenario(length)
+        total = plan(found.config, found.calls).total_steps
+        steps[length] = total
+        label = f"max_duration={length} ({total:,} steps, the last 32 on the curated data)"
+        contenders.append(Contender(length, label, _compare(found), 1))
+    rounds = ctx.settings.pick(3, 1)
+    measure(figure, contenders, rounds=rounds, warmup=0)
+    longest = figure.get(lengths[-1])
+    per_step = longest.median_s / steps[lengths[-1]]
+    figure.extra["per_step_s"] = per_step
+    figure.notes.append(
+        "compare plans the scenario and emulates it on Composer, Lightning, Hugging Face and "
+        "Keras, following every sample id each trainer reads to tell samples read twice or "
+        "never: its cost grows with the samples read, "
+        f"{fmt_seconds(per_step)} per step at the longest ({steps[lengths[-1]]:,} steps, all but "
+        "32 of them of 512 samples), unlike plan(), whose cost does not grow with the run "
+        "(Figure 2a)."
+    )
+    figure.notes.append(f"{rounds} rounds, interleaved; ratio to max_duration={lengths[0]}.")
+    return figure

@@ -12,7 +12,7 @@ from fractions import Fraction
 from .errors import TimeParseError
 from .units import Unit
 
-__all__ = ["format_number", "parse_time"]
+__all__ = ["NumberError", "format_number", "parse_factor", "parse_time"]
 
 #: The longest number part accepted, in characters, and the largest exponent magnitude.
 #: Both bound the work a hostile string can cause; 1e1000 tokens is far past any real run.
@@ -124,6 +124,53 @@ def parse_time(text: str) -> tuple[Fraction, Unit]:
     return _parse_number(text, number), unit
 
 
+class NumberError(ValueError):
+    """A number (a factor of the learning rate, without a unit) that breaks the grammar of a
+    time's number part: ``text`` as received, ``reason`` the rule it breaks."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text = text
+        self.reason = reason
+        super().__init__(reason)
+
+
+def parse_factor(text: str) -> Fraction:
+    """Parse a number with no unit, such as a schedule's factor ``'0.1'`` or ``'1/3'``, by the
+    grammar of a time's number part and its bounds (``docs/grammar.md``), or raise
+    :class:`NumberError`.
+
+    Surrounding ASCII whitespace is ignored, as in a time string; a sign, a non-ASCII digit,
+    whitespace inside, ``nan`` and ``inf`` are refused, and so are a zero denominator, a
+    number part longer than :data:`MAX_NUMBER_CHARS` and an exponent beyond
+    :data:`MAX_EXPONENT`, so a short hostile string costs no more than a short number.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a number must be str, not {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise NumberError(
+            text, f"too long; a number is at most {MAX_TEXT_CHARS} characters, whitespace included"
+        )
+    stripped = text.strip(_ASCII_WHITESPACE)
+    if not stripped:
+        raise NumberError(text, "empty string; expected a number such as '0.1' or '1/3'")
+    for char in stripped:
+        if not char.isascii():
+            raise NumberError(
+                text,
+                f"non-ASCII character {char!r}; write the number with ASCII digits 0-9, "
+                "such as '0.1'",
+            )
+    if any(char in _ASCII_WHITESPACE for char in stripped):
+        raise NumberError(text, "whitespace inside the number")
+    if stripped.startswith("-"):
+        raise NumberError(text, "negative; expected a number >= 0")
+    if stripped.startswith("+"):
+        raise NumberError(text, "a sign is not allowed; write the number alone, such as '0.1'")
+    if stripped.lower().startswith(("nan", "inf")):
+        raise NumberError(text, "not a finite number; expected a number >= 0, such as '0.1'")
+    return _parse_number(text, stripped, NumberError)
+
+
 def _parse_unit(text: str, unit_text: str) -> Unit:
     unit = _UNITS.get(unit_text)
     if unit is not None:
@@ -150,14 +197,18 @@ def _parse_unit(text: str, unit_text: str) -> Unit:
     )
 
 
-def _parse_number(text: str, number: str) -> Fraction:
+def _parse_number(
+    text: str,
+    number: str,
+    error: type[TimeParseError] | type[NumberError] = TimeParseError,
+) -> Fraction:
     if len(number) > MAX_NUMBER_CHARS:
-        raise TimeParseError(
+        raise error(
             text, f"number part is {len(number)} characters long; at most {MAX_NUMBER_CHARS}"
         )
     match = _NUMBER.fullmatch(number)
     if match is None:
-        raise TimeParseError(
+        raise error(
             text,
             f"malformed number {number!r}; expected digits with an optional decimal point and "
             "exponent (such as '2.5' or '1e6'), or a ratio of whole numbers (such as '1/3'); "
@@ -166,7 +217,7 @@ def _parse_number(text: str, number: str) -> Fraction:
     if match.group("numerator") is not None:
         denominator = int(match.group("denominator"))
         if denominator == 0:
-            raise TimeParseError(text, f"zero denominator in {number!r}")
+            raise error(text, f"zero denominator in {number!r}")
         return Fraction(int(match.group("numerator")), denominator)
     mantissa = match.group("mantissa").replace("_", "")
     whole, _, decimals = mantissa.partition(".")
@@ -176,7 +227,7 @@ def _parse_number(text: str, number: str) -> Fraction:
     if exponent_text is not None:
         exponent = int(exponent_text)
         if abs(exponent) > MAX_EXPONENT:
-            raise TimeParseError(
+            raise error(
                 text, f"exponent {exponent} is out of range; at most {MAX_EXPONENT} in magnitude"
             )
         scale: int = 10 ** abs(exponent)

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import bisect
 import enum
-import math
 from collections.abc import Iterable
-from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
 
 import attrs
 
+from ._factors import factor, power
 from ._grammar import format_number
+from ._rates import PLAIN_NUMBERS, Rate, Value, factor_at, level, lr_of, rate, sqrt_ratio
 from ._timeline import Timeline
 from .errors import ConversionError, ScheduleError
 from .plans import Plan
@@ -44,10 +44,6 @@ __all__ = [
     "Schedule",
     "Value",
 ]
-
-#: A factor: exact (``Fraction``) wherever the math allows, a ``float`` only inside a cosine,
-#: exponential or inverse-square-root piece.
-Value = Fraction | float
 
 
 # -- landmarks ----------------------------------------------------------------------------------
@@ -131,34 +127,14 @@ def _boundary(value: object, what: str) -> Boundary:
     )
 
 
-def _factor(value: object, what: str) -> Fraction:
-    """An exact, non-negative factor from an int, a Fraction, a Decimal or a decimal string."""
-    if isinstance(value, float):
-        raise ScheduleError(
-            f"invalid {what} {value!r}: a float is inexact; pass an int, a Fraction such as "
-            "Fraction(1, 10), or the text '0.1'"
-        )
-    exact: Fraction | None = None
-    if (isinstance(value, (int, Fraction)) and not isinstance(value, bool)) or (
-        isinstance(value, Decimal) and value.is_finite()
-    ):
-        exact = Fraction(value)
-    elif isinstance(value, str):
-        try:
-            exact = Fraction(value.strip())
-        except ValueError:
-            exact = None
-    if exact is None:
-        raise ScheduleError(
-            f"invalid {what} {value!r}: expected an int, a Fraction or a decimal string such "
-            "as '0.1'"
-        )
-    if exact < 0:
-        raise ScheduleError(f"invalid {what} {value!r}: a factor of the learning rate is >= 0")
-    return exact
-
-
 # -- pieces -------------------------------------------------------------------------------------
+
+#: The most pieces a schedule has, and drop times a piece has: far past any real curve (a
+#: cyclic schedule of a hundred restarts is two hundred pieces), and a bound on the work a
+#: hostile scenario can ask for.
+MAX_PIECES = 1000
+MAX_DROP_TIMES = 1000
+
 
 PieceKind = Literal[
     "warmup", "constant", "linear", "cosine", "exponential", "inverse_sqrt", "drops"
@@ -195,6 +171,16 @@ class Piece:
             raise ScheduleError(
                 f"invalid {self.kind} piece: build pieces with the Schedule.then_* methods"
             )
+        for name, number in (("to", self.to), ("value", self.value), ("gamma", self.gamma)):
+            if number is not None and factor(number, f"{self.kind} {name}") != number:
+                raise ScheduleError(
+                    f"invalid {self.kind} piece: build pieces with the Schedule.then_* methods"
+                )
+        if len(self.at) > MAX_DROP_TIMES:
+            raise ScheduleError(
+                f"invalid drops: {len(self.at):,} drop times; a drops piece has at most "
+                f"{MAX_DROP_TIMES:,} (for a decay at every step, use then_exponential)"
+            )
 
     @property
     def jumps(self) -> bool:
@@ -213,7 +199,10 @@ class Piece:
         if self.kind == "inverse_sqrt":
             return f"inverse_sqrt {until}"
         if self.kind == "drops":
-            times = ", ".join(str(t) for t in self.at) or "no time"
+            shown = self.at if len(self.at) <= 10 else (*self.at[:3], "...", self.at[-1])
+            times = ", ".join(str(t) for t in shown) or "no time"
+            if len(self.at) > 10:
+                times += f" ({len(self.at):,} times)"
             assert self.gamma is not None
             return f"drops by {format_number(self.gamma)} at {times} {until}"
         assert self.to is not None
@@ -243,11 +232,15 @@ def _on_extend(value: object) -> OnExtend:
 
 
 def _initial(value: object) -> Fraction:
-    return _factor(value, "initial factor")
+    return factor(value, "initial factor")
 
 
 def _pieces(value: Iterable[Piece]) -> tuple[Piece, ...]:
     pieces = tuple(value)
+    if len(pieces) > MAX_PIECES:
+        raise ScheduleError(
+            f"invalid schedule of {len(pieces):,} pieces: a schedule has at most {MAX_PIECES:,}"
+        )
     for piece in pieces:
         if not isinstance(piece, Piece):
             raise ScheduleError(f"invalid piece {piece!r}: build pieces with Schedule.then_*")
@@ -280,7 +273,7 @@ class Schedule:
         >>> print(Schedule.constant(until=Landmark.call_stop("pretrain")))
         from 1: constant until stop of call 'pretrain'
         """
-        schedule = cls(_factor(value, "constant factor"))
+        schedule = cls(factor(value, "constant factor"))
         return schedule if until is None else schedule.then_constant(until=until)
 
     @classmethod
@@ -291,7 +284,7 @@ class Schedule:
         from 0: warmup until 1000000000tok
         """
         boundary = _boundary(until, "warmup end")
-        return cls(_factor(initial, "initial factor"), (Piece("warmup", boundary, to=Fraction(1)),))
+        return cls(factor(initial, "initial factor"), (Piece("warmup", boundary, to=Fraction(1)),))
 
     @classmethod
     def warmup_stable_decay(
@@ -323,24 +316,24 @@ class Schedule:
 
     def then_constant(self, *, until: object, value: object = None) -> Schedule:
         """Hold the factor until ``until``; with ``value``, jump to that level first."""
-        level = None if value is None else _factor(value, "constant factor")
+        level = None if value is None else factor(value, "constant factor")
         return self._then(Piece("constant", _boundary(until, "constant end"), value=level))
 
     def then_linear(self, *, to: object, until: object) -> Schedule:
         """Go linearly to ``to``, reached exactly at ``until``."""
         return self._then(
-            Piece("linear", _boundary(until, "linear end"), to=_factor(to, "linear target"))
+            Piece("linear", _boundary(until, "linear end"), to=factor(to, "linear target"))
         )
 
     def then_cosine(self, *, to: object, until: object) -> Schedule:
         """Go along a half cosine to the floor ``to``, reached exactly at ``until``."""
         return self._then(
-            Piece("cosine", _boundary(until, "cosine end"), to=_factor(to, "cosine floor"))
+            Piece("cosine", _boundary(until, "cosine end"), to=factor(to, "cosine floor"))
         )
 
     def then_exponential(self, *, to: object, until: object) -> Schedule:
         """Decay geometrically (a constant ratio per step) to ``to`` > 0, reached at ``until``."""
-        target = _factor(to, "exponential target")
+        target = factor(to, "exponential target")
         if target == 0 or self._ends_at_zero():
             where = "to 0" if target == 0 else "from 0 (the factor where it starts)"
             raise ScheduleError(
@@ -359,9 +352,22 @@ class Schedule:
         (torch's ``MultiStepLR``: a drop applies from the step it is placed at)."""
         if isinstance(at, (str, Time, Landmark)):
             at = [at]
-        times = tuple(_boundary(t, "drop time") for t in at)
+        times: list[Boundary] = []
+        for time in at:
+            if len(times) == MAX_DROP_TIMES:
+                raise ScheduleError(
+                    f"invalid drops: more than {MAX_DROP_TIMES:,} drop times; a drops piece has "
+                    f"at most {MAX_DROP_TIMES:,} (for a decay at every step, use "
+                    "then_exponential)"
+                )
+            times.append(_boundary(time, "drop time"))
         return self._then(
-            Piece("drops", _boundary(until, "drops end"), at=times, gamma=_factor(gamma, "gamma"))
+            Piece(
+                "drops",
+                _boundary(until, "drops end"),
+                at=tuple(times),
+                gamma=factor(gamma, "gamma"),
+            )
         )
 
     def _ends_at_zero(self) -> bool:
@@ -529,7 +535,9 @@ def _stop_value(
         return start_value
     if piece.kind == "drops":
         assert piece.gamma is not None
-        return start_value * piece.gamma ** len(drops)
+        if isinstance(start_value, Fraction):
+            return power(start_value, piece.gamma, len(drops), label)
+        return start_value * float(power(Fraction(1), piece.gamma, len(drops), label))
     if piece.kind == "inverse_sqrt":
         scale = start - origin
         if scale == 0:
@@ -538,7 +546,7 @@ def _stop_value(
                 "it) is 0; put a warmup or a constant piece before it",
                 piece=label,
             )
-        return start_value * _sqrt_ratio(scale, scale + stop - start)
+        return start_value * sqrt_ratio(scale, scale + stop - start)
     assert piece.to is not None
     return piece.to
 
@@ -560,6 +568,10 @@ def _bounds(resolved: ResolvedSchedule) -> tuple[int, ...]:
     return (resolved.start, *(piece.stop for piece in resolved.pieces))
 
 
+def _no_rates(resolved: ResolvedSchedule) -> list[Rate | None]:
+    return [None] * (len(resolved.pieces) + 1)
+
+
 @attrs.frozen
 class ResolvedSchedule:
     """A schedule placed on a plan: the factor at every lifetime step.
@@ -577,6 +589,10 @@ class ResolvedSchedule:
     pieces: tuple[ResolvedPiece, ...]
     _bounds: tuple[int, ...] = attrs.field(
         init=False, eq=False, repr=False, default=attrs.Factory(_bounds, takes_self=True)
+    )
+    #: Per piece, then for the final factor: what ``lr`` needs at its steps, made on first use.
+    _rates: list[Rate | None] = attrs.field(
+        init=False, eq=False, repr=False, default=attrs.Factory(_no_rates, takes_self=True)
     )
 
     @property
@@ -607,11 +623,16 @@ class ResolvedSchedule:
         index = bisect.bisect_right(self._bounds, step) - 1
         if index >= len(self.pieces):
             return self.final
-        return _value(self.pieces[index], step, self.start)
+        return factor_at(self.pieces[index], step, self.start)
 
     def lr(self, step: int, base: float | Fraction | int) -> float:
         """The learning rate at lifetime step ``step``: ``base`` times the factor; an exact factor
         times the exact value of ``base`` is rounded to a float once.
+
+        O(log pieces) and a few arithmetic operations per call, no ``Fraction`` arithmetic:
+        what a piece needs is worked out on the first call in it. The result is the same float,
+        bit for bit, as ``float(factor(step) * Fraction(base))`` for an exact factor and
+        ``factor(step) * float(base)`` for a float one.
 
         >>> from durations import FitCall, Loader, RunConfig, plan
         >>> script = [FitCall(loader=Loader(samples=9, batch_size=1))]
@@ -619,55 +640,18 @@ class ResolvedSchedule:
         >>> Schedule.warmup("4ba").resolve(p).lr(1, 3e-4)
         7.5e-05
         """
+        if type(step) is int and step >= self.start and type(base) in PLAIN_NUMBERS:
+            index = bisect.bisect_right(self._bounds, step) - 1
+            rate = self._rates[index]
+            if rate is None:
+                rate = self._rates[index] = self._rate(index)
+            return rate.lr(step, base)
         if isinstance(base, bool) or not isinstance(base, (int, float, Fraction)):
             raise ScheduleError(f"invalid base learning rate {base!r}: expected a number")
-        factor = self.factor(step)
-        if isinstance(factor, Fraction):
-            return float(factor * Fraction(base))  # the exact product, rounded once
-        return factor * float(base)
+        return lr_of(self.factor(step), base)
 
-
-def _value(piece: ResolvedPiece, step: int, origin: int) -> Value:
-    """The factor at ``step`` inside ``piece`` (``piece.start <= step < piece.stop``)."""
-    kind, start, v0, v1 = piece.piece.kind, piece.start, piece.start_value, piece.stop_value
-    if kind == "constant":
-        return v0
-    if kind == "drops":
-        gamma = piece.piece.gamma
-        assert gamma is not None
-        return v0 * gamma ** bisect.bisect_right(piece.drops, step)
-    if step == start:
-        return v0  # exactly where the previous piece ended, even when that is a float
-    if kind == "inverse_sqrt":
-        scale = start - origin
-        return v0 * _sqrt_ratio(scale, scale + step - start)
-    progress = Fraction(step - start, piece.stop - start)
-    if kind == "cosine":
-        return v1 + (v0 - v1) * (1 + _cos_pi(progress)) / 2
-    if kind == "exponential":
-        return float(v0) * math.pow(float(v1 / v0), float(progress))
-    return v0 + (v1 - v0) * progress  # warmup, linear
-
-
-#: cos(pi * p) where it is rational.
-_EXACT_COS = {
-    Fraction(0): Fraction(1),
-    Fraction(1, 3): Fraction(1, 2),
-    Fraction(1, 2): Fraction(0),
-    Fraction(2, 3): Fraction(-1, 2),
-    Fraction(1): Fraction(-1),
-}
-
-
-def _cos_pi(progress: Fraction) -> Value:
-    exact = _EXACT_COS.get(progress)
-    return exact if exact is not None else math.cos(math.pi * float(progress))
-
-
-def _sqrt_ratio(numerator: int, denominator: int) -> Value:
-    """sqrt(numerator / denominator), exact when it is rational."""
-    ratio = Fraction(numerator, denominator)
-    top, bottom = math.isqrt(ratio.numerator), math.isqrt(ratio.denominator)
-    if top * top == ratio.numerator and bottom * bottom == ratio.denominator:
-        return Fraction(top, bottom)
-    return math.sqrt(ratio)
+    def _rate(self, index: int) -> Rate:
+        """What ``lr`` needs at the steps of piece ``index`` (the final factor past the last)."""
+        if index == len(self.pieces):
+            return level(self.final)
+        return rate(self.pieces[index], self.start)

@@ -357,3 +357,18 @@ def test_fast_path_agrees_with_the_grammar(value: int, unit: Unit) -> None:
     assert fast == Time(*_parse_checked(text))
     assert type(fast.value) is int
     assert Time(fast.value, fast.unit) == fast
+
+
+def test_a_subclass_parses_to_its_own_type() -> None:
+    """Time.parse on a subclass returns the subclass, never the plain Time the cache of parsed
+    strings holds, also for a text the cache already has; and the cache keeps plain Times."""
+
+    class Budget(Time):
+        """A subclass, as an application may make one."""
+
+    Time.parse("10ba")  # the text is in the cache now
+    for text in ("10ba", "2.1ep", "1e6tok"):
+        parsed = Budget.parse(text)
+        assert type(parsed) is Budget
+        assert (parsed.value, parsed.unit) == (Time.parse(text).value, Time.parse(text).unit)
+        assert type(Time.parse(text)) is Time

@@ -27,6 +27,7 @@ from durations import (
     Time,
     plan,
 )
+from durations.errors import TimeParseError
 from durations.schedules import Boundary, Piece
 from durations.testing import crash_schedules, scenarios
 
@@ -292,8 +293,12 @@ class TestErrors:
              "Landmark.call_start(call) or Landmark.call_stop(call)"),
             (lambda: Landmark("end", 1), "the end landmark names no call, got call=1"),
             # A factor is a number.
-            (lambda: Schedule.constant("abc"), "invalid constant factor 'abc': expected an int, "
-             "a Fraction or a decimal string such as '0.1'"),
+            (lambda: Schedule.constant("abc"), "invalid constant factor 'abc': malformed number "
+             "'abc'; expected digits with an optional decimal point and exponent (such as '2.5' "
+             "or '1e6'), or a ratio of whole numbers (such as '1/3'); '_' may only stand between "
+             "two digits"),
+            (lambda: Schedule.constant([0.1]), "invalid constant factor [0.1]: expected an int, "
+             "a Fraction or a number string such as '0.1'"),
             # Pieces come from the then_* methods.
             (lambda: Piece("bogus", END), "invalid piece kind 'bogus': expected one of warmup, "
              "constant, linear, cosine, exponential, inverse_sqrt, drops"),
@@ -336,6 +341,116 @@ class TestErrors:
         assert Schedule.constant(Decimal("0.5")).initial == Fraction(1, 2)
         drop = Schedule.constant().then_drops(at="4ba", gamma="0.5", until=END)
         assert drop.resolve(self.p).factor(4) == Fraction(1, 2)
+
+
+# (factor given, the exact factor, or the refusal's reason after "invalid gamma ...: "; why)
+FACTORS = [
+    ("0.1", Fraction(1, 10), "a decimal string is exact"),
+    (" 0.5\n", Fraction(1, 2), "surrounding ASCII whitespace is ignored, as in a time string"),
+    ("1/3", Fraction(1, 3), "a ratio of whole numbers"),
+    ("1_000", Fraction(1000), "'_' between digits"),
+    (Decimal("0.25"), Fraction(1, 4), "a finite Decimal is exact"),
+    (10**6, Fraction(10**6), "the largest factor"),
+    ("1/0", "zero denominator in '1/0'", "was ZeroDivisionError"),
+    ("0/0", "zero denominator in '0/0'", "was ZeroDivisionError"),
+    ("1e5000", "exponent 5000 is out of range; at most 1000 in magnitude",
+     "was Python's 4,300-digit limit"),
+    ("1e100000000", "exponent 100000000 is out of range; at most 1000 in magnitude",
+     "a 25-byte factor that hung"),
+    ("1e309", "at most 1,000,000 (a factor multiplies the base learning rate)",
+     "was an OverflowError under --json and --plot"),
+    ("\u0661", "non-ASCII character '\u0661'; write the number with ASCII digits 0-9, such "
+     "as '0.1'", "Fraction() reads an Arabic-Indic one; time strings refuse it"),
+    ("\u2003 0.5", "non-ASCII character '\\u2003'; write the number with ASCII digits 0-9, "
+     "such as '0.1'", "Unicode whitespace: Fraction() stripped it"),
+    ("0. 5", "whitespace inside the number", "two tokens"),
+    ("+1", "a sign is not allowed; write the number alone, such as '0.1'", "as in time strings"),
+    ("-0.1", "negative; expected a number >= 0", "a factor is >= 0"),
+    ("nan", "not a finite number; expected a number >= 0, such as '0.1'", "not a number"),
+    ("1e-150", "too fine; an exact factor is a ratio of whole numbers of at most 100 digits "
+     "each (this one's are 1 and 151)", "its products would grow without bound"),
+    (Fraction(1, 10**5000), "too fine; an exact factor is a ratio of whole numbers of at most "
+     "100 digits each (this one's are 1 and 5001)", "shown by its size: repr() cannot print it"),
+    (Decimal("1e100000000"), "out of range; a factor is at most 1,000,000, a ratio of whole "
+     "numbers of at most 100 digits each", "refused before Fraction() works out 10**1e8"),
+    ("1" * 300, "too long; a number is at most 256 characters, whitespace included",
+     "refused before any other work"),
+    (0.1, "a float is inexact; pass an int, a Fraction such as Fraction(1, 10), or the text "
+     "'0.1'", "floats are never taken"),
+]  # fmt: skip
+
+
+class TestFactors:
+    """A factor is an exact number >= 0 by the number grammar of time strings, bounded."""
+
+    @pytest.mark.parametrize(("given", "expected", "why"), FACTORS)
+    def test_table(self, given: object, expected: Fraction | str, why: str) -> None:
+        if isinstance(expected, Fraction):
+            drops = Schedule.constant().then_drops(at=[], gamma=given, until=END).pieces[-1]
+            assert drops.gamma == expected, why
+            return
+        with pytest.raises(ScheduleError) as error:
+            Schedule.constant().then_drops(at=[], gamma=given, until=END)
+        message = str(error.value)
+        assert message.startswith("invalid gamma "), why
+        assert message.endswith(f": {expected}"), why
+        assert len(message) < 400, why
+
+    @given(st.text(alphabet="0123456789./_eE+- \n", max_size=12))
+    def test_the_grammar_of_a_time_s_number(self, text: str) -> None:
+        """A factor string is accepted exactly when it is the number of a time string, with
+        the same value: ``f`` as a factor is ``Time.parse(f + 'ep')``'s value."""
+        try:
+            expected: Fraction | None = Time.parse(text.strip(" \n") + "ep").value
+        except TimeParseError:
+            expected = None
+        try:
+            got: Fraction | None = Schedule.constant(text).initial
+        except ScheduleError:
+            got = None
+        if (
+            expected is not None
+            and expected <= 10**6
+            and max(expected.numerator, expected.denominator) < 10**100
+        ):
+            assert got == expected
+        else:
+            assert got is None
+
+    def test_drops_are_bounded_before_their_power(self) -> None:
+        """A drops piece whose exact factor would pass 1,000 digits (or 1,000,000) is refused
+        at resolve, naming it; 100,000 drop times are refused when given, before any work."""
+        p = plan(
+            RunConfig(max_duration="5000ba"), [FitCall(loader=Loader(samples=10, batch_size=1))]
+        )
+
+        def drops(gamma: str, times: int) -> Schedule:
+            at = [f"{k}ba" for k in range(1, times + 1)]
+            return Schedule.constant().then_drops(at=at, gamma=gamma, until=END)
+
+        # 0.9**999 is 9**999 / 10**999: 1,000 digits below, the most a reached factor has.
+        assert drops("0.9", 999).resolve(p).final == Fraction(9, 10) ** 999
+        assert drops("1/2", 1000).resolve(p).final == Fraction(1, 2**1000)  # 302 digits
+        for gamma, times in (("0.9", 1000), ("0.123456789", 1000), ("2", 20)):  # 2**20 > 1e6
+            refused = drops(gamma, times)
+            with pytest.raises(ScheduleError) as error:
+                refused.resolve(p)
+            message = str(error.value)
+            assert message.startswith("pieces[0] (drops by "), gamma
+            assert len(message) < 400, gamma  # the piece is shown with its drop times elided
+        with pytest.raises(ScheduleError, match="more than 1,000 drop times"):
+            Schedule.constant().then_drops(
+                at=(f"{k}ba" for k in range(1, 100_001)), gamma="0.9", until=END
+            )
+
+    def test_pieces_are_bounded(self) -> None:
+        """At most 1,000 pieces: the 1,001st is refused with the count."""
+        piece = Piece("constant", END)
+        assert len(Schedule(1, [piece] * 1000).pieces) == 1000
+        with pytest.raises(
+            ScheduleError, match=r"^invalid schedule of 1,001 pieces: a schedule has at most 1,000$"
+        ):
+            Schedule(1, [piece] * 1001)
 
 
 class TestPieces:

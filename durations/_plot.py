@@ -33,10 +33,12 @@ MAX_TICKS = 5_000
 _COLORS = ("#4C72B0", "#55A868", "#C44E52", "#8172B2", "#CCB974", "#64B5CD")
 
 
-def curve_steps(curve: ResolvedSchedule) -> list[int]:
-    """The steps at which the curve is sampled: about ``CURVE_SAMPLES`` evenly spaced ones, and
-    on each side of every piece boundary and drop, so that every jump is drawn where it is."""
-    start, end = curve.start, max(curve.end, curve.start)
+def curve_steps(curve: ResolvedSchedule, *, since: int | None = None) -> list[int]:
+    """The steps at which the curve is sampled, from ``since`` (default: its start): about
+    ``CURVE_SAMPLES`` evenly spaced ones, and on each side of every piece boundary and drop, so
+    that every jump is drawn where it is."""
+    start = curve.start if since is None else max(since, curve.start)
+    end = max(curve.end, start)
     stride = max(1, (end - start) // CURVE_SAMPLES)
     steps = set(range(start, end + 1, stride)) | {end}
     for piece in curve.pieces:
@@ -65,9 +67,36 @@ def epoch_steps(timeline: Timeline) -> list[tuple[int, int]]:
     return sorted(set(found))
 
 
+#: The furthest step a picture's axis draws: matplotlib's coordinates are floats (at most about
+#: 1.8e308), and no run is near it.
+MAX_DRAWN_STEP = 10**300
+
+
 def draw(plan: Plan, curve: ResolvedSchedule | None, events: dict[str, Events], path: Path) -> None:
-    """Draw ``plan`` (and its curve and events) into ``path``, a ``.png`` or ``.svg``."""
+    """Draw ``plan`` (and its curve and events) into ``path``, a ``.png`` or ``.svg``; a plan
+    that ends past ``MAX_DRAWN_STEP`` is a ``ValueError``, before matplotlib is imported."""
+    import warnings
+
+    last = Timeline.of(plan).end
+    if last > MAX_DRAWN_STEP:
+        raise ValueError(
+            f"the plan ends at lifetime step 10^{int(last.bit_length() * 0.30103)} or so, past "
+            "10^300: a picture's axis is drawn in floats; the text and --json say it all"
+        )
+
     from matplotlib import rc_context
+
+    # Names are drawn as written: '$x$' is not math, and '$\\bogus{x}$' not an error.
+    with rc_context({"text.parse_math": False, "svg.fonttype": "none"}), warnings.catch_warnings():
+        # A letter the font lacks is drawn as a box; matplotlib's warning of it is not the
+        # command's to print.
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+        _draw(plan, curve, events, path)
+
+
+def _draw(
+    plan: Plan, curve: ResolvedSchedule | None, events: dict[str, Events], path: Path
+) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -122,13 +151,14 @@ def draw(plan: Plan, curve: ResolvedSchedule | None, events: dict[str, Events], 
         title += " · dotted: epoch boundaries"
     figure.suptitle(title, fontsize=10)
     if factor is not None and curve is not None:
-        _curve(factor, curve)
+        # Rule S5: a stretched curve starts at the run clock's origin, but the steps the run
+        # trained before this script did not train on it; they are not redrawn on it.
+        _curve(factor, curve, since=max(curve.start, timeline.start))
         factor.set_xlim(first, last)
     (factor or spans).set_xlabel("lifetime step (optimizer steps since the run started)")
     (factor or spans).xaxis.set_major_formatter(_thousands())
     figure.tight_layout()
-    with rc_context({"svg.fonttype": "none"}):  # SVG text stays text: searchable, selectable
-        figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=120, format=path.suffix.lower()[1:])  # SVG text stays text
 
 
 def _thousands() -> Any:
@@ -196,17 +226,31 @@ def _events(axis: Any, events: dict[str, Events]) -> None:
             axis.vlines(steps, row - 0.3, row + 0.3, color="black", linewidth=1)
 
 
-def _curve(axis: Any, curve: ResolvedSchedule) -> None:
-    """The factor, sampled at a bounded number of steps; each piece's boundaries marked."""
-    steps = curve_steps(curve)
+def _curve(axis: Any, curve: ResolvedSchedule, *, since: int) -> None:
+    """The factor from lifetime step ``since`` on, sampled at a bounded number of steps; each
+    piece's boundaries marked. Before ``since`` (the steps of the run an extension goes on
+    from, whose rates this plan does not have) nothing is drawn but a note saying so."""
+    steps = curve_steps(curve, since=since)
     values = [float(curve.factor(step)) for step in steps]
     # Straight lines between samples: a jump at step b is drawn between b - 1 and b.
     axis.plot(steps, values, color="#4C72B0", linewidth=1.6)
     top = max([*values, 1.0]) * 1.12
+    if since > curve.start:
+        axis.text(
+            (curve.start + since) / 2,
+            top / 2,
+            "trained before this script:\nits rates are not in this plan",
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="0.4",
+        )
     for piece in curve.pieces:
+        if piece.stop < since:
+            continue
         axis.axvline(piece.stop, color="#4C72B0", alpha=0.25, linewidth=0.8)
-        middle = (piece.start + piece.stop) / 2
-        if piece.stop > piece.start:
+        middle = (max(piece.start, since) + piece.stop) / 2
+        if piece.stop > max(piece.start, since):
             axis.text(middle, top * 0.97, piece.piece.kind, ha="center", va="top", fontsize=8)
     axis.set_ylim(0, top)
     axis.set_ylabel("learning-rate factor")

@@ -8,23 +8,26 @@ is never applied twice. ``to_dict``/``from_dict`` give a versioned JSON form
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import attrs
 
 from .errors import CheckpointFormatError, DurationsError, shown, shown_value
+from .fit import ResumeMode
 from .loader import Loader
 from .progress import Progress
 from .sharding import Sharding
 from .time import Time
 from .units import Unit
 
-__all__ = ["FORMAT", "Checkpoint", "LedgerEntry"]
+__all__ = ["FORMAT", "Checkpoint", "LedgerEntry", "TakenUp"]
 
-#: The serialized format this version writes, and the newest it reads (1, 2 and 3 are read).
-#: Format 3 adds each loader's ``sharding`` (``null`` for one global stream).
-FORMAT = 3
+#: The serialized format this version writes, and the newest it reads (1 to 4 are read).
+#: Format 3 adds each loader's ``sharding`` (``null`` for one global stream); format 4 the
+#: checkpoint's ``taken_up`` (``null`` for a script that did not take a run up).
+FORMAT = 4
 
 
 @attrs.frozen(kw_only=True)
@@ -75,6 +78,39 @@ class LedgerEntry:
             )
 
 
+@attrs.frozen
+class TakenUp:
+    """How the script whose ledger a checkpoint holds took a run up: under ``mode`` (``extend``
+    or ``weights``), from a checkpoint at lifetime step ``step``.
+
+    A plan made under ``extend`` or ``weights`` writes a new ledger for its own calls, and
+    records this beside it, so that the same script run again from one of its own checkpoints
+    continues that ledger instead of taking the run up a second time (``docs/semantics.md``,
+    rule 9).
+
+    >>> TakenUp(ResumeMode.EXTEND, 26)
+    TakenUp(mode=<ResumeMode.EXTEND: 'extend'>, step=26)
+    """
+
+    mode: ResumeMode
+    step: int
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.mode, ResumeMode) or self.mode is ResumeMode.CONTINUE:
+            raise CheckpointFormatError(
+                "",
+                f"taken_up mode {shown_value(self.mode)}: a run is taken up under extend or "
+                "weights (a continue run keeps the ledger it found)",
+            )
+        if isinstance(self.step, bool) or not isinstance(self.step, int) or self.step < 0:
+            raise CheckpointFormatError(
+                "", f"taken_up step {shown_value(self.step)}: expected a whole number >= 0"
+            )
+
+    def __str__(self) -> str:
+        return f"taken up under {self.mode.value} at lifetime step {self.step:,}"
+
+
 def _ledger(entries: Iterable[LedgerEntry] | None) -> tuple[LedgerEntry, ...] | None:
     return None if entries is None else tuple(entries)
 
@@ -85,18 +121,29 @@ class Checkpoint:
 
     ``ledger`` is ``None`` for a checkpoint written without one (by another trainer): the
     planner then locates it inside the script's own plan. ``loader_state`` says whether the
-    data loader's position was saved too, which an exact mid-epoch resume needs.
+    data loader's position was saved too, which an exact mid-epoch resume needs. ``taken_up``
+    says how the script whose ledger this is took the run up (``extend`` or ``weights``), or
+    ``None`` for a script that did not.
     """
 
     progress: Progress
     ledger: tuple[LedgerEntry, ...] | None = attrs.field(default=None, converter=_ledger)
     loader_state: bool = False
+    taken_up: TakenUp | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.ledger is not None:
             names = [entry.name for entry in self.ledger]
             if len(set(names)) != len(names):
-                raise CheckpointFormatError("", f"duplicate call names in the ledger: {names}")
+                counts = collections.Counter(names)
+                twice = sorted(name for name, count in counts.items() if count > 1)
+                listed = ", ".join(shown(name) for name in twice[:5])
+                more = f", and {len(twice) - 5:,} more" if len(twice) > 5 else ""
+                raise CheckpointFormatError(
+                    "",
+                    f"duplicate call names in the ledger ({len(names):,} entries): {listed}{more} "
+                    "appear more than once; each call of a script has its own name",
+                )
 
     # -- serialization -------------------------------------------------------------------
 
@@ -109,6 +156,9 @@ class Checkpoint:
             "ledger": None
             if self.ledger is None
             else [_entry_to_dict(entry) for entry in self.ledger],
+            "taken_up": None
+            if self.taken_up is None
+            else {"mode": self.taken_up.mode.value, "step": self.taken_up.step},
         }
 
     @classmethod
@@ -128,7 +178,7 @@ class Checkpoint:
             )
         if version < 1:
             raise CheckpointFormatError(
-                "format", f"unknown format {version}; expected 1, 2 or {FORMAT}"
+                "format", f"unknown format {version}; expected a whole number from 1 to {FORMAT}"
             )
         ledger_data = root.value("ledger")
         ledger = None
@@ -141,8 +191,14 @@ class Checkpoint:
             )
         progress = _progress_from(root.child("progress"))
         loader_state = root.flag("loader_state")
+        taken = root.child_or_none("taken_up") if version >= 4 else None
+        taken_up = None if taken is None else _taken_up_from(taken)
         root.finish()
-        return root.build(lambda: cls(progress=progress, ledger=ledger, loader_state=loader_state))
+        return root.build(
+            lambda: cls(
+                progress=progress, ledger=ledger, loader_state=loader_state, taken_up=taken_up
+            )
+        )
 
 
 _PROGRESS_FIELDS = (
@@ -332,6 +388,16 @@ def _loader_from(reader: _Reader, version: int) -> Loader:
             sharding=sharding,
         )
     )
+
+
+def _taken_up_from(reader: _Reader) -> TakenUp:
+    mode, step = reader.text("mode"), reader.whole("step")
+    reader.finish()
+    if mode not in (ResumeMode.EXTEND.value, ResumeMode.WEIGHTS.value):
+        raise CheckpointFormatError(
+            reader._where("mode"), f"expected 'extend' or 'weights', got {shown_value(mode)}"
+        )
+    return reader.build(lambda: TakenUp(ResumeMode(mode), step))
 
 
 def _entry_from(reader: _Reader, version: int) -> LedgerEntry:

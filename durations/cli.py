@@ -6,32 +6,38 @@ Exit codes: 0 success; 1 the plan has an error diagnostic; 2 bad input (a messag
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import os
 import re
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import NoReturn
 
-import attrs
+from .errors import SHOWN_CHARS, DurationsError, shown
 
-from . import _render
-from .checkpoint import Checkpoint
-from .compare import TRAINERS, compare
-from .errors import SHOWN_CHARS, DurationsError, ScheduleError, TimeParseError, shown
-from .fit import DataPolicy, FitCall, ResumeMode
-from .intervals import Events
-from .loader import Loader
-from .planner import plan
-from .plans import Plan
-from .readers import ExternalState, read_checkpoint, read_text
-from .scenario import Scenario
-from .schedules import ResolvedSchedule
-from .time import Time
-from .units import Unit
+# Each command imports what it uses when it runs: `durations --help` imports none of the core,
+# and `plan` neither the trainer profiles nor `compare` (tests/test_cli_imports.py checks it).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import _SubParsersAction
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+    from typing import NoReturn
+
+    from .checkpoint import Checkpoint
+    from .fit import FitCall
+    from .intervals import Events
+    from .plans import Plan
+    from .scenario import Scenario
+    from .schedules import ResolvedSchedule
 
 __all__ = ["main"]
+
+#: The choices of --mode, --data and --trainer: the values of ResumeMode and DataPolicy
+#: (durations.fit) and compare.TRAINERS, written out so that building the parser imports
+#: neither (tests/test_cli_imports.py checks that they agree).
+RESUME_MODES = ("continue", "extend", "weights")
+DATA_POLICIES = ("exact", "replay_epoch", "next_epoch")
+TRAINERS = ("composer", "lightning", "transformers", "keras")
 
 
 class InputError(Exception):
@@ -45,27 +51,90 @@ class _ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"durations: error: {self.prog}: {message} (see {self.prog} --help)\n")
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter at the width argparse would find, without importing shutil (and its
+    compression modules) for every command: argparse makes a formatter for each argument."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = terminal_columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``: ``$COLUMNS``, else stdout's terminal, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
+    import warnings
+
+    for stream in (sys.stdout, sys.stderr):
+        # Text the terminal's encoding cannot show (PYTHONIOENCODING=ascii) is escaped, never
+        # a UnicodeEncodeError.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.run(args)
+        with warnings.catch_warnings():
+            # What the frameworks and matplotlib warn about while durations reads or draws is
+            # theirs to say, not this command's: the one-paragraph error stays one paragraph.
+            warnings.filterwarnings("ignore", module=r"(torch|matplotlib|PIL)(\.|$)")
+            code: int = args.run(args)
+        sys.stdout.flush()  # a write error is this command's to report, not the interpreter's
+    except BrokenPipeError:
+        # The reader went away (`| head`): it has read what it wanted. Nothing more is written,
+        # and the interpreter's flush at exit must not fail on the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 2
     except (InputError, DurationsError, OSError, UnicodeDecodeError) as error:
         message = str(error)
         if isinstance(error, OSError):
-            name = str(error.filename)
-            message = f"cannot read {shown(name) if len(name) > SHOWN_CHARS else name}: "
-            message += str(error.strerror)
+            message = _os_error(error)
         elif isinstance(error, UnicodeDecodeError):
             message = f"cannot read the file as UTF-8 text: {error.reason} at byte {error.start}"
         print(f"durations: error: {message}", file=sys.stderr)
+        if isinstance(error, OSError) and error.filename is None:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 2
     return code
 
 
+def _say(text: str, end: str = "\n") -> None:
+    """Print text output, every line in 100 columns (``_render.fitted``)."""
+    from . import _render
+
+    print(_render.fitted(text), end=end)
+
+
+def _os_error(error: OSError) -> str:
+    """An OSError as the command says it: a file that cannot be read names the file; one
+    without a file name is standard output that cannot be written (``> /dev/full``)."""
+    if error.filename is None:
+        return f"cannot write the output: {error.strerror or error}"
+    name = str(error.filename)
+    return f"cannot read {shown(name) if len(name) > SHOWN_CHARS else name}: {error.strerror}"
+
+
 def _parser() -> argparse.ArgumentParser:
-    formatter = argparse.RawDescriptionHelpFormatter
+    formatter = _HelpFormatter
     parser = _ArgumentParser(
         prog="durations",
         description="Exact training durations, resumes and multi-phase plans.",
@@ -82,7 +151,15 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=formatter,
     )
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+    for add in (_plan_command, _convert_command, _compare_command, _inspect_command):
+        add(commands, formatter)
+    return parser
 
+
+def _plan_command(
+    commands: _SubParsersAction[_ArgumentParser], formatter: type[argparse.HelpFormatter]
+) -> None:
+    """``durations plan``: a scenario's plan, its what-ifs and its picture."""
     p = commands.add_parser(
         "plan",
         help="print the plan of a scenario file",
@@ -125,10 +202,15 @@ def _parser() -> argparse.ArgumentParser:
         help="what if the re-run has N data-parallel ranks: every data-parallel loader is read "
         "on N ranks (same per-device batch), the checkpoint stays as written",
     )
-    p.add_argument("--mode", choices=[m.value for m in ResumeMode], help="override [resume] mode")
-    p.add_argument("--data", choices=[d.value for d in DataPolicy], help="override [resume] data")
+    p.add_argument("--mode", choices=RESUME_MODES, help="override [resume] mode")
+    p.add_argument("--data", choices=DATA_POLICIES, help="override [resume] data")
     p.set_defaults(run=_plan)
 
+
+def _convert_command(
+    commands: _SubParsersAction[_ArgumentParser], formatter: type[argparse.HelpFormatter]
+) -> None:
+    """``durations convert``: a time in every unit at the start of a run."""
     c = commands.add_parser(
         "convert",
         help="print a time in every unit at the start of a run",
@@ -150,6 +232,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--drop-last", action="store_true", help="the incomplete last batch is dropped")
     c.set_defaults(run=_convert)
 
+
+def _compare_command(
+    commands: _SubParsersAction[_ArgumentParser], formatter: type[argparse.HelpFormatter]
+) -> None:
+    """``durations compare``: each trainer's emulation next to the plan."""
     k = commands.add_parser(
         "compare",
         help="print what each trainer does with a scenario, next to the plan",
@@ -182,6 +269,11 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--json", action="store_true", help="print the comparison as JSON")
     k.set_defaults(run=_compare)
 
+
+def _inspect_command(
+    commands: _SubParsersAction[_ArgumentParser], formatter: type[argparse.HelpFormatter]
+) -> None:
+    """``durations inspect``: what a checkpoint says."""
     i = commands.add_parser(
         "inspect",
         help="print what a checkpoint says",
@@ -191,7 +283,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     i.add_argument("path", help="a durations checkpoint JSON, or a Hugging Face checkpoint")
     i.set_defaults(run=_inspect)
-    return parser
 
 
 def _positive(text: str) -> int:
@@ -207,8 +298,24 @@ def _positive(text: str) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    import attrs
+
+    from . import _render
+    from .planner import plan
+    from .readers import read_text
+    from .scenario import Scenario
+
     path = Path(args.scenario)
+    if args.plot is not None:
+        # Checked before anything is read or planned: a target that would block, or overwrite
+        # a file this command reads, is refused whatever else the command would say.
+        _check_plot_target(args.plot, read=[path, Path(args.resume_from or path)])
     scenario = Scenario.from_toml(read_text(path), source=str(path))
+    if args.plot is not None and scenario.checkpoint is not None:
+        _check_plot_target(args.plot, read=[path.parent / scenario.checkpoint])
     config = scenario.config
     if args.mode is not None:
         config = attrs.evolve(config, resume=args.mode)
@@ -233,7 +340,7 @@ def _plan(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
     else:
         for note in notes:
-            print(note)
+            _say(note)
         text = _render.plan_text(result)
         extra = _render.schedule_text(result, curve, events)
         if extra:
@@ -241,9 +348,9 @@ def _plan(args: argparse.Namespace) -> int:
             head, marker, diagnostics = text.partition("\ndiagnostics:\n")
             text = "\n".join([head.rstrip("\n"), "", *extra]) + "\n"
             text += marker + diagnostics if marker else ""
-        print(text, end="")
+        _say(text, end="")
         if args.plot is not None:
-            print(f"plot: {args.plot}")
+            _say(f"plot: {args.plot}")
     return 0 if result.ok else 1
 
 
@@ -251,6 +358,8 @@ def _schedule(
     scenario: Scenario, result: Plan
 ) -> tuple[ResolvedSchedule | None, dict[str, Events]]:
     """The scenario's ``[schedule]`` and ``[events]`` placed on ``result``."""
+    from .errors import ScheduleError
+
     where = "[schedule]"
     try:
         curve = None
@@ -267,18 +376,63 @@ def _schedule(
     return curve, events
 
 
+def _check_plot_target(target: str, *, read: Sequence[Path]) -> None:
+    """Refuse a ``--plot`` target that is not a ``.png`` or ``.svg`` name, that exists as
+    anything but a regular file (a FIFO would block, a device never end), or that is one of the
+    files ``read``."""
+    import stat
+    from pathlib import Path
+
+    path = Path(target)
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise InputError(f"--plot {shown(target)}: expected a file name ending in .png or .svg")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise InputError(f"cannot write {shown(target)}: {error.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise InputError(
+            f"--plot {shown(target)}: {_file_kind(mode)}, not a regular file; give the name of "
+            "a new file or of a picture to replace"
+        )
+    for source in read:
+        if source.is_file() and os.path.samefile(source, path):
+            raise InputError(
+                f"--plot {shown(target)} is {shown(str(source))}, which this command reads: "
+                "drawing would overwrite it; give the picture another name"
+            )
+
+
 def _plot_to(
     target: str, result: Plan, curve: ResolvedSchedule | None, events: dict[str, Events]
 ) -> None:
-    """Draw the plan into ``target`` (PNG or SVG by its suffix) with the optional matplotlib."""
+    """Draw the plan into ``target`` (PNG or SVG by its suffix, checked by
+    :func:`_check_plot_target`) with the optional matplotlib.
+
+    The picture is drawn into a new file beside ``target`` and renamed onto it: ``target`` is
+    the whole picture or left as it was.
+    """
+    import tempfile
+    from pathlib import Path
+
     path = Path(target)
     suffix = path.suffix.lower()
-    if suffix not in (".png", ".svg"):
-        raise InputError(f"--plot {shown(target)}: expected a file name ending in .png or .svg")
     from . import _plot  # matplotlib itself is imported when drawing
 
+    temporary = None
     try:
-        _plot.draw(result, curve, events, path)
+        handle, temporary = tempfile.mkstemp(
+            suffix=suffix, prefix=f".{path.name}.", dir=path.parent
+        )
+        os.close(handle)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as a file the command created, not mkstemp's 0600
+        _plot.draw(result, curve, events, Path(temporary))
+        os.replace(temporary, path)
+        temporary = None
     except ModuleNotFoundError as error:
         if (error.name or "").partition(".")[0] != "matplotlib":
             raise
@@ -286,10 +440,36 @@ def _plot_to(
             "--plot needs matplotlib, which is not installed: "
             "pip install 'training-durations[plot]'"
         ) from None
+    except OSError as error:
+        raise InputError(f"cannot write {shown(target)}: {error.strerror or error}") from None
+    except ValueError as error:  # what _plot.draw refuses to draw
+        raise InputError(f"--plot {shown(target)}: {error}") from None
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def _file_kind(mode: int) -> str:
+    """What a non-regular file is, for a message: ``a FIFO``, ``a directory``..."""
+    import stat
+
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a plain file"
 
 
 def _on_world_size(calls: tuple[FitCall, ...], world_size: int) -> tuple[FitCall, ...]:
     """The calls with every data-parallel loader read on ``world_size`` ranks."""
+    import attrs
+
     moved = []
     for index, call in enumerate(calls):
         if call.loader.sharding is None:
@@ -308,6 +488,16 @@ def _checkpoint(
     scenario_path: Path,
     notes: list[str],
 ) -> Checkpoint | None:
+    from pathlib import Path
+
+    import attrs
+
+    from .errors import TimeParseError
+    from .fit import ResumeMode
+    from .planner import plan
+    from .time import Time
+    from .units import Unit
+
     fresh: Plan | None = None
 
     def own_plan() -> Plan:
@@ -348,6 +538,9 @@ def _checkpoint(
 
 
 def _read(path: Path, own_plan: Callable[[], Plan], notes: list[str]) -> Checkpoint:
+    from . import _render
+    from .readers import ExternalState, read_checkpoint
+
     found = read_checkpoint(path)
     if isinstance(found, ExternalState):
         fresh = own_plan()
@@ -358,6 +551,8 @@ def _read(path: Path, own_plan: Callable[[], Plan], notes: list[str]) -> Checkpo
             f"{epoch}{', ' + details if details else ''}; located by its step in this script's plan"
         )
         return found.locate(fresh)
+    if path.is_dir() or path.suffix in (".ckpt", ".pt") or path.name == "trainer_state.json":
+        notes.append(f"read the ledger the durations integration saved with {path}")
     return found
 
 
@@ -365,6 +560,14 @@ def _read(path: Path, own_plan: Callable[[], Plan], notes: list[str]) -> Checkpo
 
 
 def _compare(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from . import _render
+    from .compare import TRAINERS, compare
+    from .readers import read_text
+    from .scenario import Scenario
+
     path = Path(args.scenario)
     scenario = Scenario.from_toml(read_text(path), source=str(path))
     try:
@@ -374,7 +577,7 @@ def _compare(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_render.compare_json(comparison), indent=2))
     else:
-        print(_render.compare_text(comparison, str(path)), end="")
+        _say(_render.compare_text(comparison, str(path)), end="")
     return 0
 
 
@@ -382,6 +585,10 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
+    from . import _render
+    from .loader import Loader
+    from .time import Time
+
     target = Time.parse(args.time)
     loader = Loader(
         samples=args.samples,
@@ -389,24 +596,33 @@ def _convert(args: argparse.Namespace) -> int:
         drop_last=args.drop_last,
         tokens_per_sample=args.tokens_per_sample,
     )
-    print(_render.convert_text(target, loader), end="")
+    _say(_render.convert_text(target, loader), end="")
     return 0
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from . import _render
+    from .readers import LEDGER_FILE, ExternalState, read_checkpoint, read_text
+
     found = read_checkpoint(Path(args.path))
     if isinstance(found, ExternalState):
         epoch = "unknown" if found.epoch is None else _render.number(found.epoch)
-        print(f"{found.path}: {found.trainer} checkpoint (no ledger)")
-        print(f"global_step: {found.global_step:,}")
-        print(f"epoch: {epoch}")
+        _say(f"{found.path}: {found.trainer} checkpoint (no ledger)")
+        _say(f"global_step: {found.global_step:,}")
+        _say(f"epoch: {epoch}")
         for key, value in found.details.items():
-            print(f"{key}: {value}")
+            _say(f"{key}: {value}")
         return 0
     version: object = "?"
-    if Path(args.path).suffix == ".json":
-        version = json.loads(read_text(args.path)).get("format", "?")
-    print(_render.checkpoint_text(found, args.path, version), end="")
+    source = Path(args.path)
+    if source.is_dir() or source.name == "trainer_state.json":
+        source = (source if source.is_dir() else source.parent) / LEDGER_FILE
+    if source.suffix == ".json":
+        version = json.loads(read_text(source)).get("format", "?")
+    _say(_render.checkpoint_text(found, args.path, version), end="")
     return 0
 
 

@@ -37,7 +37,9 @@ CODES: dict[str, Severity] = {
     "epoch-abandoned": Severity.INFO,
     "target-rounded": Severity.INFO,
     "clock-reset": Severity.INFO,
+    "checkpoint-mislocated": Severity.ERROR,
     "checkpoint-located": Severity.INFO,
+    "ledger-continued": Severity.INFO,
     "fresh-clock": Severity.INFO,
     "run-complete": Severity.INFO,
 }

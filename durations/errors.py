@@ -45,10 +45,30 @@ def shown_value(value: object) -> str:
         return shown(value)
     if isinstance(value, int) and value.bit_length() > 4 * SHOWN_CHARS:  # repr may refuse it
         return f"(an int of {value.bit_length():,} bits)"
+    numerator = getattr(value, "numerator", None)  # a Fraction (fractions is not imported)
+    denominator = getattr(value, "denominator", None)
+    if (
+        isinstance(numerator, int)
+        and isinstance(denominator, int)
+        and max(abs(numerator).bit_length(), denominator.bit_length()) > 4 * SHOWN_CHARS
+    ):
+        return (
+            f"(a {type(value).__name__} of a {abs(numerator).bit_length():,}-bit numerator "
+            f"and a {denominator.bit_length():,}-bit denominator)"
+        )
     text = repr(value)
     if len(text) <= SHOWN_CHARS:
         return text
     return f"{text[:40]}... (a {type(value).__name__} of {len(text):,} characters as repr)"
+
+
+def elided(text: str) -> str:
+    """``text`` (another library's message) with every run of more than 80 non-space
+    characters shown by its first 40 and its length: a hostile key quoted in the message
+    does not make it a megabyte long."""
+    import re
+
+    return re.sub(r"\S{81,}", lambda long: f"{long[0][:40]}... ({len(long[0]):,} characters)", text)
 
 
 class DurationsError(Exception):

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from ._describe import describe_change, describe_loader, describe_position, describe_sharding
 from .checkpoint import Checkpoint, LedgerEntry
 from .diagnostics import Diagnostic
 from .errors import ConversionError, FitCallError
@@ -18,7 +19,7 @@ from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
 from .loader import Loader
 from .plans import Action, Plan, SampleRange, Segment, resolve_dur
 from .progress import ZERO, Progress
-from .sharding import tails as sharding_tails
+from .sharding import TailRange, tails as sharding_tails
 from .time import Time
 from .units import Unit
 
@@ -63,6 +64,56 @@ def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | N
     >>> p.stop.epoch, p.stop.sample_in_epoch
     (2, 24)
     """
+    calls, names = _checked(config, calls, checkpoint)
+    diagnostics: list[Diagnostic] = []
+    if checkpoint is None:
+        taken = _TakenUp(
+            _State(pos=ZERO, origin=ZERO, previous=None, at_resume_point=False), config.resume
+        )
+    else:
+        taken = _take_up(config, calls, names, checkpoint, diagnostics)
+    state = taken.state
+    segments = []
+    for index, (name, call) in enumerate(zip(names, calls, strict=True)):
+        recorded = taken.ledger.get(name)
+        if recorded is not None and recorded.finished:
+            segment = _skip(index, name, call, recorded, state)
+        else:
+            segment = _train(index, name, call, recorded, config, checkpoint, state)
+        segments.append(segment)
+        diagnostics.extend(segment.diagnostics)
+
+    start = ZERO if checkpoint is None else checkpoint.progress
+    finished = all(
+        s.action is Action.SKIP or (s.action is Action.RESUME and s.steps == 0 and not s.failed)
+        for s in segments
+    )
+    if checkpoint is not None and segments and finished:
+        # Rule 15: every call is finished.
+        diagnostics.append(
+            Diagnostic(
+                code="run-complete",
+                message=f"nothing left to train: the run is complete at step {start.batch}",
+            )
+        )
+    return Plan(
+        config=config,
+        calls=calls,
+        checkpoint=checkpoint,
+        start=start,
+        stop=state.pos,
+        segments=tuple(segments),
+        diagnostics=tuple(diagnostics),
+        unmatched=taken.unmatched,
+        mode=taken.mode,
+    )
+
+
+def _checked(
+    config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | None
+) -> tuple[tuple[FitCall, ...], list[str]]:
+    """``plan``'s calls and their identities (rule 8); arguments that are not what it takes
+    are refused with a message."""
     if not isinstance(config, RunConfig):
         raise FitCallError(f"plan() takes a RunConfig first, got {config!r}")
     if isinstance(calls, FitCall):
@@ -80,76 +131,82 @@ def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | N
     duplicates = sorted(n for n, count in Counter(names).items() if count > 1)
     if duplicates:
         raise FitCallError(f"fit call names must be unique; repeated: {', '.join(duplicates)}")
+    return calls, names
 
-    diagnostics: list[Diagnostic] = []
-    ledger: dict[str, LedgerEntry] = {}
+
+@attrs.frozen
+class _TakenUp:
+    """How the plan takes its checkpoint up: the state its first call starts from, the ledger
+    it honours (by call identity), the entries of calls it no longer makes, and the mode."""
+
+    state: _State
+    mode: ResumeMode
+    ledger: dict[str, LedgerEntry] = attrs.Factory(dict)
     unmatched: tuple[LedgerEntry, ...] = ()
-    if checkpoint is None:
-        state = _State(pos=ZERO, origin=ZERO, previous=None, at_resume_point=False)
-    else:
-        entries = checkpoint.ledger
-        if config.resume is ResumeMode.CONTINUE and entries is None:
-            entries = _locate(config, calls, checkpoint, diagnostics)
-        last = entries[-1] if entries else None
-        state = _State(
-            pos=checkpoint.progress,
-            origin=last.origin if last else ZERO,
-            previous=_Previous(last.loader, last.anchor if last.finished else None)
-            if last
-            else None,
-            at_resume_point=True,
-        )
-        if config.resume is ResumeMode.CONTINUE:
-            ledger = {entry.name: entry for entry in entries or ()}
-            unmatched = tuple(e for e in entries or () if e.name not in names)
-            for entry in unmatched:
-                diagnostics.append(
-                    Diagnostic(
-                        code="script-changed",
-                        call=entry.name,
-                        message=f"the checkpoint's ledger has call {entry.name!r}, which this "
-                        "script no longer makes; it is kept in the ledger and not run",
-                    )
-                )
-        elif config.resume is ResumeMode.WEIGHTS:
-            # The loader that read the data, to close its epoch by (rule 9); no anchor: a
-            # fresh clock measures nothing from the checkpoint's calls.
-            state.previous = _Previous(last.loader, None) if last else None
-            state.fresh_clock = True
 
-    segments = []
-    for index, (name, call) in enumerate(zip(names, calls, strict=True)):
-        recorded = ledger.get(name)
-        if recorded is not None and recorded.finished:
-            segment = _skip(index, name, call, recorded, state)
-        else:
-            segment = _train(index, name, call, recorded, config, checkpoint, state)
-        segments.append(segment)
-        diagnostics.extend(segment.diagnostics)
 
-    start = ZERO if checkpoint is None else checkpoint.progress
-    finished = all(
-        s.action is Action.SKIP or (s.action is Action.RESUME and s.steps == 0 and not s.failed)
-        for s in segments
-    )
-    if checkpoint is not None and segments and finished:
+def _take_up(
+    config: RunConfig,
+    calls: tuple[FitCall, ...],
+    names: list[str],
+    checkpoint: Checkpoint,
+    diagnostics: list[Diagnostic],
+) -> _TakenUp:
+    """Rules 8, 9 and 10: take the checkpoint up under the resume mode; the same extend or
+    weights script run again continues its own ledger; a checkpoint without one is located."""
+    mode = config.resume
+    if _continues_its_ledger(config, names, checkpoint):
+        mode = ResumeMode.CONTINUE
+        assert checkpoint.taken_up is not None
         diagnostics.append(
             Diagnostic(
-                code="run-complete",
-                message=f"nothing left to train: the run is complete at step {start.batch}",
+                code="ledger-continued",
+                message=f"the checkpoint's ledger is this script's, which took the run up "
+                f"under {config.resume.value} at lifetime step {checkpoint.taken_up.step:,}: "
+                "it is continued (finished calls skip, the started one resumes to its "
+                "stored target), not taken up again",
             )
         )
-    stop = state.pos
-    return Plan(
-        config=config,
-        calls=calls,
-        checkpoint=checkpoint,
-        start=start,
-        stop=stop,
-        segments=tuple(segments),
-        diagnostics=tuple(diagnostics),
-        unmatched=unmatched,
+    entries = checkpoint.ledger
+    if mode is ResumeMode.CONTINUE and entries is None:
+        entries = _locate(config, calls, checkpoint, diagnostics)
+    last = entries[-1] if entries else None
+    state = _State(
+        pos=checkpoint.progress,
+        origin=last.origin if last else ZERO,
+        previous=_Previous(last.loader, last.anchor if last.finished else None) if last else None,
+        at_resume_point=True,
     )
+    if mode is ResumeMode.WEIGHTS:
+        # The loader that read the data, to close its epoch by (rule 9); no anchor: a fresh
+        # clock measures nothing from the checkpoint's calls.
+        state.previous = _Previous(last.loader, None) if last else None
+        state.fresh_clock = True
+    if mode is not ResumeMode.CONTINUE:
+        return _TakenUp(state, mode)
+    unmatched = tuple(e for e in entries or () if e.name not in names)
+    for entry in unmatched:
+        diagnostics.append(
+            Diagnostic(
+                code="script-changed",
+                call=entry.name,
+                message=f"the checkpoint's ledger has call {entry.name!r}, which this "
+                "script no longer makes; it is kept in the ledger and not run",
+            )
+        )
+    ledger = {entry.name: entry for entry in entries or ()}
+    return _TakenUp(state, mode, ledger, unmatched)
+
+
+def _continues_its_ledger(config: RunConfig, names: list[str], checkpoint: Checkpoint) -> bool:
+    """Rule 9: whether ``checkpoint`` holds the ledger of this very script, written when it took
+    the run up under the same mode (``extend`` or ``weights``): then it is continued, so that
+    the script run again is idempotent like any other. A script that makes none of the ledger's
+    calls is a new script taking the run up."""
+    taken = checkpoint.taken_up
+    if taken is None or taken.mode is not config.resume or checkpoint.ledger is None:
+        return False
+    return any(entry.name in names for entry in checkpoint.ledger)
 
 
 def _locate(
@@ -160,9 +217,10 @@ def _locate(
 ) -> tuple[LedgerEntry, ...]:
     """Rule "a checkpoint without a ledger": find it inside the script's own plan by step."""
     fresh = plan(attrs.evolve(config, resume=ResumeMode.CONTINUE), calls)
-    step = min(checkpoint.progress.batch, fresh.total_steps)
+    recorded = checkpoint.progress
+    step = min(recorded.batch, fresh.total_steps)
     where = fresh.segment_at(step)
-    if checkpoint.progress.batch >= fresh.total_steps:
+    if recorded.batch >= fresh.total_steps:
         inside = "at or past its end"
     else:
         inside = f"inside call {where.name!r}" if where is not None else "at its start"
@@ -170,13 +228,42 @@ def _locate(
         Diagnostic(
             code="checkpoint-located",
             message=f"the checkpoint has no ledger: located by its step counter "
-            f"({checkpoint.progress.batch}) in this script's own plan of {fresh.total_steps} "
+            f"({recorded.batch}) in this script's own plan of {fresh.total_steps} "
             f"steps, {inside}",
         )
     )
+    if not _fits(recorded, fresh, step, calls):
+        # Rule 10: the step counter of another geometry is not this plan's step.
+        located = fresh.progress_at(step)
+        diagnostics.append(
+            Diagnostic(
+                code="checkpoint-mislocated",
+                message=f"the checkpoint has no ledger and records epoch {recorded.epoch} at "
+                f"step {recorded.batch}, but step {recorded.batch} of this script's plan is in "
+                f"epoch {located.epoch} (sample {located.sample_in_epoch} of it): it was "
+                "written at another geometry than this script's loaders (another world size, "
+                "batch size or accumulation); plan with the loaders it was written at, or "
+                "resume from a checkpoint with a ledger (a durations integration's)",
+            )
+        )
     ledger = fresh.checkpoint_at(step).ledger
     assert ledger is not None
     return ledger
+
+
+def _fits(recorded: Progress, fresh: Plan, step: int, calls: tuple[FitCall, ...]) -> bool:
+    """Rule 10: whether a checkpoint that records ``recorded`` can be at ``step`` of ``fresh``:
+    in the epoch it records, and inside it where it records a position inside an epoch (read on
+    the loader of that step, so the end of an epoch is the next one's start). Past the plan's
+    end, it fits unless it records fewer epochs than the end."""
+    where = fresh.segment_at(step)
+    loader = where.loader if where is not None else calls[0].loader if calls else None
+    counted = recorded if loader is None else recorded.normalized(loader)
+    located = fresh.progress_at(step)
+    fits = located.counts_as_epoch(counted.epoch, inside=not counted.at_epoch_start)
+    if recorded.batch > fresh.total_steps:
+        return fits or counted.epoch >= located.epoch
+    return fits
 
 
 def _skip(index: int, name: str, call: FitCall, entry: LedgerEntry, state: _State) -> Segment:
@@ -188,7 +275,7 @@ def _skip(index: int, name: str, call: FitCall, entry: LedgerEntry, state: _Stat
                 code="script-changed",
                 call=name,
                 message=f"call {name!r} changed since the checkpoint "
-                f"({_describe_change(call, entry)}); it had already finished, so it is not "
+                f"({describe_change(call, entry)}); it had already finished, so it is not "
                 "run again",
             )
         )
@@ -211,6 +298,32 @@ def _skip(index: int, name: str, call: FitCall, entry: LedgerEntry, state: _Stat
     )
 
 
+@attrs.define
+class _Call:
+    """The call being planned, and what the plan says about it so far."""
+
+    index: int
+    name: str
+    call: FitCall
+    #: Its ledger entry when it had started before the checkpoint (rule 8).
+    entry: LedgerEntry | None
+    diagnostics: list[Diagnostic] = attrs.Factory(list)
+
+    def say(self, code: str, message: str) -> None:
+        self.diagnostics.append(Diagnostic(code=code, call=self.name, message=message))
+
+
+@attrs.frozen
+class _Start:
+    """Where a call starts: the position, its run clock, whether it goes on in the stream of
+    the data read last, and the rest of an epoch it leaves unread (rules 4, 7, 9)."""
+
+    pos: Progress
+    origin: Progress
+    same_stream: bool
+    abandoned: SampleRange | None
+
+
 def _train(
     index: int,
     name: str,
@@ -220,144 +333,37 @@ def _train(
     checkpoint: Checkpoint | None,
     state: _State,
 ) -> Segment:
+    """Plan one call that trains (or tries to): each step below is a rule of semantics.md."""
+    here = _Call(index, name, call, entry)
     loader = call.loader
-    diagnostics: list[Diagnostic] = []
-    abandoned = replayed = skipped = None
-
-    def say(code: str, message: str) -> None:
-        diagnostics.append(Diagnostic(code=code, call=name, message=message))
-
-    same_stream = state.previous is None or state.previous.loader.same_stream(loader)
-    if entry is not None:
-        reader = entry.loader
-    elif state.previous is not None:
-        # The previous call's loader, another stream or the same one at another geometry.
-        reader = state.previous.loader
-    else:
-        reader = loader
-    # The position belongs to the data read last: close its exhausted epoch by that loader.
-    pos = state.pos.normalized(reader)
-    read_from = pos  # where this loader takes the epoch over: it may have nothing left to read
-    if reader is loader or reader.same_stream(loader):
-        pos = pos.normalized(loader)
+    pos, read_from = _take_over(state, loader, entry)
+    # Rule 17: the tails of an epoch taken over count from where its loader left it.
     tails_from = read_from if pos is not read_from else None
     if entry is not None:
-        # Rule "call identity": resume to the target stored when the call started.
-        origin, target = entry.origin, entry.target
-        if _request_changed(call, entry):
-            say(
-                "script-changed",
-                f"call {name!r} changed since it started ({_describe_change(call, entry)}); "
-                f"it keeps the target stored when it started, {target}",
-            )
-        same_stream = entry.loader.same_stream(loader)
-        if not same_stream:
-            say(
-                "loader-changed",
-                f"the loader of call {name!r} changed since it started "
-                f"({_describe_loader(entry.loader)} -> {_describe_loader(loader)}); the data "
-                "position of the checkpoint does not apply to it: it starts a new epoch",
-            )
-        else:
-            if entry.loader.world_size != loader.world_size:
-                # Said also when the global batch stays the same: the evening still moves.
-                say(
-                    "world-size-changed",
-                    f"{entry.loader.world_size} -> {loader.world_size} data-parallel ranks: "
-                    f"the rest of epoch {read_from.epoch} from sample "
-                    f"{read_from.sample_in_epoch} is evened for {loader.world_size} ranks",
-                )
-            if entry.loader.batch_size != loader.batch_size:
-                _say_batch_size_changed(entry.loader, loader, target, pos, say)
-        if not same_stream and not pos.at_epoch_start:
-            abandoned = _rest_of_epoch(pos, entry.loader)
-            pos = pos.close_epoch()
+        start = _resume_started(here, state, pos, read_from)
+        target = entry.target
     else:
-        if call.reset_time or state.fresh_clock:
-            # Rule "reset_time" / "weights": a fresh run clock starts at an epoch start.
-            if not pos.at_epoch_start:
-                abandoned = _rest_of_epoch(pos, state.previous.loader if state.previous else loader)
-                pos = pos.close_epoch()
-            state.origin = pos
-            state.previous = None
-            if call.reset_time:
-                say("clock-reset", f"the run clock restarts at step {pos.batch}")
-            else:
-                say(
-                    "fresh-clock",
-                    f"weights only: a fresh run clock starts at lifetime step {pos.batch}",
-                )
-            state.fresh_clock = False
-            same_stream = True
-        elif not same_stream and not pos.at_epoch_start:
-            # Rule "a new loader starts a new epoch".
-            assert state.previous is not None
-            abandoned = _rest_of_epoch(pos, state.previous.loader)
-            pos = pos.close_epoch()
-        origin = state.origin
-        if abandoned is not None:
-            # Said before the target is known: a call that cannot be planned moves the data
-            # position all the same, and the calls after it start from there.
-            say(
-                "epoch-abandoned",
-                f"call {name!r} starts a new epoch: the rest of the previous epoch "
-                f"({abandoned}) is not read",
-            )
+        start = _start_new(here, state, pos)
         try:
-            target = _target(call, config, pos, origin, state.previous)
+            target = _target(call, config, start.pos, start.origin, state.previous)
         except (FitCallError, ConversionError) as error:
-            say(_error_code(error), str(error))
-            return _empty(index, name, call, pos, origin, state, diagnostics, abandoned=abandoned)
-
-    # Rule "mid-epoch resume": where the data resumes inside an interrupted epoch.
-    if state.at_resume_point and same_stream and not pos.at_epoch_start:
-        replayed, skipped, pos = _apply_data_policy(pos, loader, config, checkpoint, say)
+            here.say(_error_code(error), str(error))
+            return _empty(here, start.pos, start.origin, state, abandoned=start.abandoned)
+    pos, origin = start.pos, start.origin
+    replayed = skipped = None
+    if state.at_resume_point and start.same_stream and not pos.at_epoch_start:
+        # Rule 11: where the data resumes inside an interrupted epoch.
+        replayed, skipped, pos = _apply_data_policy(pos, loader, config, checkpoint, here.say)
     state.at_resume_point = False
-
     runtime = target.unit is Unit.TOK and loader.tokens_per_sample is None
-    if runtime:
-        bound = _runtime_token_bound(call, pos, origin, target, say)
-        if bound is None:
-            return _empty(
-                index, name, call, pos, origin, state, diagnostics, entry, abandoned=abandoned
-            )
-        steps = bound
-    else:
-        try:
-            steps = pos.steps_until(target, loader=loader, since=origin)
-        except ConversionError as error:
-            say(_error_code(error), str(error))
-            return _empty(
-                index, name, call, pos, origin, state, diagnostics, entry, abandoned=abandoned
-            )
+    steps = _steps(here, pos, origin, target, runtime)
+    if steps is None:
+        return _empty(here, pos, origin, state, entry, abandoned=start.abandoned)
     stop = pos.advance(loader, steps)
-    # Rule 17: what evening the ranks repeats or drops at the end of each epoch read.
-    tails = sharding_tails(loader, pos if tails_from is None else tails_from, stop)
-    for tail in tails:
-        repeats = tail.repeated > 0
-        say(
-            "data-repeated" if repeats else "data-dropped",
-            f"{loader.world_size} data-parallel ranks are kept even "
-            f"({_describe_sharding(loader)}): {tail}",
-        )
-    if steps == 0 and entry is None:
-        reached = _describe_position(pos, target.unit, loader, origin)
-        say(
-            "target-already-reached",
-            f"the target {target} is already reached (the run clock is at {reached}); "
-            "the call trains 0 steps",
-        )
-    elif not runtime:
-        landed = stop.time_in(target.unit, loader=loader, since=origin)
-        if landed != target and steps > 0:
-            say(
-                "target-rounded",
-                f"the target {target} on the run clock falls inside a step: the call stops at "
-                f"the first step boundary past it, {landed}",
-            )
+    tails = _say_tails(here, loader, pos if tails_from is None else tails_from, stop)
+    _say_where_it_stops(here, pos, stop, steps, target, origin, runtime)
     at_boundary = steps > 0 or (not runtime and _lands_on(stop, target, loader, origin))
     anchor = _anchor_after(state.previous, loader, target, at_boundary)
-    new_entry = _entry_for(name, call, pos, origin, target, stop, entry, anchor)
     segment = Segment(
         index=index,
         name=name,
@@ -369,19 +375,170 @@ def _train(
         start_step=state.step,
         target=target,
         origin=origin,
-        entry=new_entry,
+        entry=_entry_for(name, call, pos, origin, target, stop, entry, anchor),
         replayed=replayed,
         skipped=skipped,
-        abandoned=abandoned,
+        abandoned=start.abandoned,
         tails=tails,
         stop_at_runtime=runtime,
-        diagnostics=tuple(diagnostics),
+        diagnostics=tuple(here.diagnostics),
     )
     state.pos = stop
     state.step += steps
     state.origin = origin
     state.previous = _Previous(loader, anchor)
     return segment
+
+
+def _take_over(
+    state: _State, loader: Loader, entry: LedgerEntry | None
+) -> tuple[Progress, Progress]:
+    """Rules 4 and 12: the position belongs to the data read last, so an epoch that loader
+    has exhausted is closed by it; the call's own loader then takes the epoch over if it is
+    the same stream. Returns the position, and where the loader read last left it (the call
+    may have nothing left to read there)."""
+    if entry is not None:
+        reader = entry.loader
+    elif state.previous is not None:
+        # The previous call's loader, another stream or the same one at another geometry.
+        reader = state.previous.loader
+    else:
+        reader = loader
+    read_from = state.pos.normalized(reader)
+    pos = read_from
+    if reader is loader or reader.same_stream(loader):
+        pos = pos.normalized(loader)
+    return pos, read_from
+
+
+def _resume_started(here: _Call, state: _State, pos: Progress, read_from: Progress) -> _Start:
+    """Rules 8, 12, 14 and 18: a call that had started goes on to the target stored when it
+    started, on the clock it started on; what changed since is said."""
+    entry, loader, name = here.entry, here.call.loader, here.name
+    assert entry is not None
+    if _request_changed(here.call, entry):
+        here.say(
+            "script-changed",
+            f"call {name!r} changed since it started ({describe_change(here.call, entry)}); "
+            f"it keeps the target stored when it started, {entry.target}",
+        )
+    same_stream = entry.loader.same_stream(loader)
+    abandoned = None
+    if not same_stream:
+        here.say(
+            "loader-changed",
+            f"the loader of call {name!r} changed since it started "
+            f"({describe_loader(entry.loader)} -> {describe_loader(loader)}); the data "
+            "position of the checkpoint does not apply to it: it starts a new epoch",
+        )
+        if not pos.at_epoch_start:
+            abandoned = _rest_of_epoch(pos, entry.loader)
+            pos = pos.close_epoch()
+    else:
+        if entry.loader.world_size != loader.world_size:
+            # Said also when the global batch stays the same: the evening still moves.
+            here.say(
+                "world-size-changed",
+                f"{entry.loader.world_size} -> {loader.world_size} data-parallel ranks: "
+                f"the rest of epoch {read_from.epoch} from sample "
+                f"{read_from.sample_in_epoch} is evened for {loader.world_size} ranks",
+            )
+        if entry.loader.batch_size != loader.batch_size:
+            _say_batch_size_changed(entry.loader, loader, entry.target, pos, here.say)
+    return _Start(pos=pos, origin=entry.origin, same_stream=same_stream, abandoned=abandoned)
+
+
+def _start_new(here: _Call, state: _State, pos: Progress) -> _Start:
+    """Rules 4, 7 and 9: a new call starts a fresh run clock (``reset_time``, or the first
+    call of a ``weights`` resume) at an epoch start, or a new epoch when it reads another
+    stream; the rest of the epoch it leaves is said before its target is known, since a call
+    that cannot be planned moves the data position all the same."""
+    call, name = here.call, here.name
+    same_stream = state.previous is None or state.previous.loader.same_stream(call.loader)
+    abandoned = None
+    if call.reset_time or state.fresh_clock:
+        if not pos.at_epoch_start:
+            previous = state.previous.loader if state.previous else call.loader
+            abandoned = _rest_of_epoch(pos, previous)
+            pos = pos.close_epoch()
+        state.origin = pos
+        state.previous = None
+        if call.reset_time:
+            here.say("clock-reset", f"the run clock restarts at step {pos.batch}")
+        else:
+            here.say(
+                "fresh-clock",
+                f"weights only: a fresh run clock starts at lifetime step {pos.batch}",
+            )
+        state.fresh_clock = False
+        same_stream = True
+    elif not same_stream and not pos.at_epoch_start:
+        assert state.previous is not None
+        abandoned = _rest_of_epoch(pos, state.previous.loader)
+        pos = pos.close_epoch()
+    if abandoned is not None:
+        here.say(
+            "epoch-abandoned",
+            f"call {name!r} starts a new epoch: the rest of the previous epoch ({abandoned}) "
+            "is not read",
+        )
+    return _Start(pos=pos, origin=state.origin, same_stream=same_stream, abandoned=abandoned)
+
+
+def _steps(here: _Call, pos: Progress, origin: Progress, target: Time, runtime: bool) -> int | None:
+    """Rules 2 and 13: the steps to the first step boundary at or past the target (at most,
+    for a token target decided at run time); ``None`` when it cannot be placed (said)."""
+    if runtime:
+        return _runtime_token_bound(here.call, pos, origin, target, here.say)
+    try:
+        return pos.steps_until(target, loader=here.call.loader, since=origin)
+    except ConversionError as error:
+        here.say(_error_code(error), str(error))
+        return None
+
+
+def _say_tails(
+    here: _Call, loader: Loader, start: Progress, stop: Progress
+) -> tuple[TailRange, ...]:
+    """Rule 17: what evening the ranks repeats or drops at the end of each epoch read."""
+    tails = sharding_tails(loader, start, stop)
+    for tail in tails:
+        repeats = tail.repeated > 0
+        here.say(
+            "data-repeated" if repeats else "data-dropped",
+            f"{loader.world_size} data-parallel ranks are kept even "
+            f"({describe_sharding(loader)}): {tail} (positions in the epoch's order)",
+        )
+    return tails
+
+
+def _say_where_it_stops(
+    here: _Call,
+    pos: Progress,
+    stop: Progress,
+    steps: int,
+    target: Time,
+    origin: Progress,
+    runtime: bool,
+) -> None:
+    """Rule 2: a target already reached trains 0 steps; one inside a step is overshot to the
+    next step boundary, and the plan says where."""
+    loader = here.call.loader
+    if steps == 0 and here.entry is None:
+        reached = describe_position(pos, target.unit, loader, origin)
+        here.say(
+            "target-already-reached",
+            f"the target {target} is already reached (the run clock is at {reached}); "
+            "the call trains 0 steps",
+        )
+    elif not runtime:
+        landed = stop.time_in(target.unit, loader=loader, since=origin)
+        if landed != target and steps > 0:
+            here.say(
+                "target-rounded",
+                f"the target {target} on the run clock falls inside a step: the call stops at "
+                f"the first step boundary past it, {landed}",
+            )
 
 
 def _target(
@@ -499,13 +656,10 @@ def _runtime_token_bound(
 
 
 def _empty(
-    index: int,
-    name: str,
-    call: FitCall,
+    here: _Call,
     pos: Progress,
     origin: Progress,
     state: _State,
-    diagnostics: list[Diagnostic],
     entry: LedgerEntry | None = None,
     *,
     abandoned: SampleRange | None = None,
@@ -516,12 +670,14 @@ def _empty(
     where the calls after it start."""
     state.at_resume_point = False
     state.pos = pos
-    placeholder = entry or _entry_for(name, call, pos, origin, Time(0, Unit.BA), pos, None)
+    placeholder = entry or _entry_for(
+        here.name, here.call, pos, origin, Time(0, Unit.BA), pos, None
+    )
     return Segment(
-        index=index,
-        name=name,
+        index=here.index,
+        name=here.name,
         action=Action.RUN if entry is None else Action.RESUME,
-        loader=call.loader,
+        loader=here.call.loader,
         start=pos,
         stop=pos,
         steps=0,
@@ -531,7 +687,7 @@ def _empty(
         entry=placeholder,
         abandoned=abandoned,
         failed=True,
-        diagnostics=tuple(diagnostics),
+        diagnostics=tuple(here.diagnostics),
     )
 
 
@@ -608,43 +764,6 @@ def _request_changed(call: FitCall, entry: LedgerEntry) -> bool:
         entry.until,
         entry.reset_time,
     )
-
-
-def _describe_change(call: FitCall, entry: LedgerEntry) -> str:
-    changes = []
-    for field in ("duration", "until", "reset_time"):
-        old, new = getattr(entry, field), getattr(call, field)
-        if old != new:
-            changes.append(f"{field} {_text(old)} -> {_text(new)}")
-    if not entry.loader.same_stream(call.loader):
-        old, new = _describe_loader(entry.loader), _describe_loader(call.loader)
-        changes.append(f"loader {old} -> {new}")
-    return ", ".join(changes) or "no change"
-
-
-def _text(value: object) -> str:
-    return "none" if value is None else str(value)
-
-
-def _describe_loader(loader: Loader) -> str:
-    name = f"{loader.name}: " if loader.name else ""
-    samples = "stream" if loader.samples is None else f"{loader.samples} samples"
-    return f"{name}{samples}, batch {loader.batch_size}"
-
-
-def _describe_sharding(loader: Loader) -> str:
-    sharding = loader.sharding
-    assert sharding is not None
-    return f"{sharding.padding.value} padding, {sharding.device_batch_size} per device" + (
-        ", drop_last" if loader.drop_last else ""
-    )
-
-
-def _describe_position(pos: Progress, unit: Unit, loader: Loader, origin: Progress) -> str:
-    try:
-        return str(pos.time_in(unit, loader=loader, since=origin))
-    except ConversionError:
-        return f"step {pos.batch}"
 
 
 def _rest_of_epoch(pos: Progress, loader: Loader) -> SampleRange:

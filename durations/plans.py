@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import attrs
 
-from .checkpoint import Checkpoint, LedgerEntry
+from .checkpoint import Checkpoint, LedgerEntry, TakenUp
 from .diagnostics import Diagnostic, Severity
 from .errors import ConversionError, FitCallError
 from .fit import FitCall, ResumeMode, RunConfig
@@ -142,6 +142,21 @@ class Plan:
     diagnostics: tuple[Diagnostic, ...]
     #: Ledger entries of the checkpoint that match no call of this script; kept, not lost.
     unmatched: tuple[LedgerEntry, ...] = ()
+    #: How the checkpoint is taken up: ``config.resume``, or ``continue`` when the ledger is
+    #: honoured (the same ``extend`` or ``weights`` script run again continues its own ledger,
+    #: ``docs/semantics.md`` rule 9).
+    mode: ResumeMode = ResumeMode.CONTINUE
+
+    @property
+    def taken_up(self) -> TakenUp | None:
+        """What the checkpoints this plan writes record of how its script took the run up: the
+        checkpoint's own record when its ledger is continued, a new one when this plan takes
+        the checkpoint up under ``extend`` or ``weights``, ``None`` from scratch."""
+        if self.checkpoint is None:
+            return None
+        if self.mode is ResumeMode.CONTINUE:
+            return self.checkpoint.taken_up
+        return TakenUp(self.mode, self.checkpoint.progress.batch)
 
     @property
     def total_steps(self) -> int:
@@ -220,13 +235,15 @@ class Plan:
                         attrs.evolve(segment.entry, finished=False, stop=None, anchor=None)
                     )
         progress = self.progress_at(step) if started is None else started.start
-        return Checkpoint(progress=progress, ledger=tuple(ledger), loader_state=True)
+        return Checkpoint(
+            progress=progress, ledger=tuple(ledger), loader_state=True, taken_up=self.taken_up
+        )
 
     def _started_by_taking_up(self, step: int, passed: set[int]) -> Segment | None:
         """Under ``extend`` or ``weights`` the plan writes a new ledger; before its first step,
         the first call to train is recorded as started, so that a re-run under ``continue``
         keeps the clock and anchor this plan took up (rule 9)."""
-        if step != 0 or self.checkpoint is None or self.config.resume is ResumeMode.CONTINUE:
+        if step != 0 or self.checkpoint is None or self.mode is ResumeMode.CONTINUE:
             return None
         first = next(
             (s for s in self.segments if s.action is not Action.SKIP and not s.failed), None

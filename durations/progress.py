@@ -85,20 +85,23 @@ class Progress:
             if inner_value is not None and inner_value > outer_value:
                 raise ProgressError(
                     inner,
-                    f"{inner}={inner_value} exceeds the lifetime {outer}={outer_value}; "
+                    f"{inner}={shown_value(inner_value)} exceeds the lifetime "
+                    f"{outer}={shown_value(outer_value)}; "
                     "a position inside the epoch is part of the lifetime total",
                 )
         if self.sample < self.batch:
             raise ProgressError(
                 "sample",
-                f"sample={self.sample} is less than batch={self.batch}; every step trains "
+                f"sample={shown_value(self.sample)} is less than batch={shown_value(self.batch)}; "
+                "every step trains "
                 "at least one sample",
             )
         if self.sample_in_epoch < self.batch_in_epoch:
             raise ProgressError(
                 "sample_in_epoch",
-                f"sample_in_epoch={self.sample_in_epoch} is less than "
-                f"batch_in_epoch={self.batch_in_epoch}; every step trains at least one sample",
+                f"sample_in_epoch={shown_value(self.sample_in_epoch)} is less than "
+                f"batch_in_epoch={shown_value(self.batch_in_epoch)}; every step trains at least "
+                "one sample",
             )
 
     # -- positions ---------------------------------------------------------------------
@@ -107,6 +110,25 @@ class Progress:
     def at_epoch_start(self) -> bool:
         """Whether the current epoch has not been read at all."""
         return self.sample_in_epoch == 0
+
+    def counts_as_epoch(self, epoch: int, *, inside: bool = False) -> bool:
+        """Whether a trainer whose epoch counter reads ``epoch`` can be at this position.
+
+        With ``inside`` (the trainer recorded a position past that epoch's start), the position
+        must be inside the same epoch. Otherwise the same epoch, or, exactly at an epoch's
+        start, the epoch that just ended (trainers record an ended epoch either way). How a
+        checkpoint without a ledger is checked once it is located by its step counter
+        (``docs/semantics.md``, rule 10).
+
+        >>> at = Progress().advance(Loader(samples=100, batch_size=10), 10)  # epoch 0 read
+        >>> at.epoch, at.counts_as_epoch(1), at.counts_as_epoch(0), at.counts_as_epoch(2)
+        (1, True, True, False)
+        >>> at.counts_as_epoch(0, inside=True), at.counts_as_epoch(1, inside=True)
+        (False, False)
+        """
+        if inside:
+            return epoch == self.epoch and not self.at_epoch_start
+        return epoch == self.epoch or (self.at_epoch_start and epoch == self.epoch - 1)
 
     def epoch_position(self, loader: Loader) -> Fraction:
         """Epochs elapsed, with the current epoch's share measured in ``loader``'s samples.

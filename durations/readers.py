@@ -23,8 +23,13 @@ import attrs
 from .checkpoint import Checkpoint
 from .errors import CheckpointFormatError, shown_value
 from .plans import Plan
+from .progress import Progress
 
-__all__ = ["MAX_FILE_BYTES", "ExternalState", "read_checkpoint", "read_text"]
+__all__ = ["LEDGER_FILE", "MAX_FILE_BYTES", "ExternalState", "read_checkpoint", "read_text"]
+
+#: The file in which the integrations write the durations checkpoint (its ledger) beside a
+#: trainer's own: in every Hugging Face ``checkpoint-N`` directory and Keras ``step-N`` folder.
+LEDGER_FILE = "durations.json"
 
 #: The largest text file read (a scenario, a checkpoint JSON, a ``trainer_state.json``): 64 MiB,
 #: far past any real one. A larger file is refused before it is decoded.
@@ -48,38 +53,81 @@ class ExternalState:
     def locate(self, fresh: Plan) -> Checkpoint:
         """The ledger-less checkpoint at this step of ``fresh``, the script's own plan.
 
-        No loader state is recorded by these trainers, so ``loader_state`` is ``False``.
+        No loader state is recorded by these trainers, so ``loader_state`` is ``False``. When
+        the epoch this trainer recorded cannot be the epoch of that step (``Progress.
+        counts_as_epoch``: the checkpoint was written at another geometry), the position is the
+        counters as recorded instead, which the planner refuses (``checkpoint-mislocated``,
+        ``docs/semantics.md`` rule 10).
         """
         step = min(self.global_step, fresh.total_steps)
-        return Checkpoint(progress=fresh.progress_at(step), ledger=None, loader_state=False)
+        located = fresh.progress_at(step)
+        if self.epoch is None:
+            return Checkpoint(progress=located, ledger=None, loader_state=False)
+        epoch = math.floor(self.epoch)
+        inside = self.epoch != epoch  # Hugging Face's epoch counts the steps into the epoch
+        past = self.global_step > fresh.total_steps and epoch >= located.epoch
+        if past or located.counts_as_epoch(epoch, inside=inside):
+            return Checkpoint(progress=located, ledger=None, loader_state=False)
+        # The counters as recorded, inside the epoch where they say so: the planner refuses.
+        recorded = Progress(
+            epoch=epoch,
+            batch=self.global_step,
+            sample=self.global_step,
+            batch_in_epoch=int(inside),
+            sample_in_epoch=int(inside),
+            token=None,
+            token_in_epoch=None,
+        )
+        return Checkpoint(progress=recorded, ledger=None, loader_state=False)
 
 
 def read_checkpoint(path: str | Path) -> Checkpoint | ExternalState:
     """Read the checkpoint at ``path``.
 
     Accepted: a ``durations`` checkpoint JSON file; a Hugging Face checkpoint directory
-    (``checkpoint-N/``) or its ``trainer_state.json``; a Lightning ``.ckpt`` or Composer ``.pt``
-    file (these need torch: ``durations.integrations.checkpoints`` loads them with
-    ``weights_only=True``). JSON is read with :func:`read_text`: a regular file of at most
-    :data:`MAX_FILE_BYTES`. Raises ``OSError`` when the path cannot be read and
-    :class:`~durations.CheckpointFormatError` when its content is not a checkpoint.
+    (``checkpoint-N/``) or its ``trainer_state.json``; a Keras ``step-N`` folder of the Keras
+    integration; a Lightning ``.ckpt`` or Composer ``.pt`` file (these need torch:
+    ``durations.integrations.checkpoints`` loads them with ``weights_only=True``). Wherever the
+    integrations wrote the ledger (:data:`LEDGER_FILE` in the folder, or beside the
+    ``trainer_state.json``; the ``durations`` key of a torch file) it is read, exactly: the
+    trainer's own counters are read only where there is none. JSON is read with
+    :func:`read_text`: a regular file of at most :data:`MAX_FILE_BYTES`. Raises ``OSError`` when
+    the path cannot be read and :class:`~durations.CheckpointFormatError` when its content is not
+    a checkpoint.
     """
     path = Path(path)
     if path.suffix in (".ckpt", ".pt") and path.is_file():
         return _read_torch(path)
     if path.is_dir():
+        ledger = path / LEDGER_FILE
+        if os.path.lexists(ledger):
+            return _read_ledger(ledger)
         state = path / "trainer_state.json"
         if state.is_file():
             return _read_transformers(state)
         raise CheckpointFormatError(
             "",
-            f"{path} is a directory without trainer_state.json; expected a durations checkpoint "
-            "file, a Hugging Face checkpoint directory, or its trainer_state.json",
+            f"{path} is a directory without {LEDGER_FILE} or trainer_state.json; expected a "
+            "durations checkpoint file, a Hugging Face checkpoint directory (or its "
+            "trainer_state.json), or a Keras step-N folder of the Keras integration",
         )
     data = _read_json(path)
     if isinstance(data, dict) and "global_step" in data and "format" not in data:
+        beside = path.parent / LEDGER_FILE
+        if path.name == "trainer_state.json" and os.path.lexists(beside):
+            return _read_ledger(beside)
         return _read_transformers(path, data)
     return Checkpoint.from_dict(data)
+
+
+def _read_ledger(path: Path) -> Checkpoint:
+    """The durations checkpoint an integration wrote beside a trainer's own, at ``path``; its
+    errors name that file."""
+    data = _read_json(path)
+    try:
+        return Checkpoint.from_dict(data)
+    except CheckpointFormatError as error:
+        raise CheckpointFormatError(error.path, f"{path}: {error.reason}") from None
 
 
 def _read_torch(path: Path) -> Checkpoint | ExternalState:

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from .errors import SHOWN_CHARS, DurationsError, shown, shown_value
+from .errors import SHOWN_CHARS, DurationsError, elided, shown, shown_value
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
 from .intervals import At, AtCallEnds, Every
 from .loader import Loader
@@ -82,7 +82,7 @@ class Scenario:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
-            raise ScenarioError(source, "", f"invalid TOML: {error}") from None
+            raise ScenarioError(source, "", f"invalid TOML: {elided(str(error))}") from None
         except RecursionError:
             raise ScenarioError(
                 source, "", "invalid TOML: arrays or inline tables nested too deeply to read"

@@ -2,11 +2,14 @@
 
 A data-parallel job of ``world_size`` ranks reads one epoch as one global sequence of
 *positions*: the loader's order (a seeded permutation, which does not depend on the world size)
-lengthened or shortened so that every rank gets the same number of samples. Rank ``r`` reads
-positions ``r, r + W, r + 2W, ...`` in micro-batches of ``device_batch_size``, so one round of
-micro-batches over all ranks is a contiguous block of ``W * device_batch_size`` positions, and
-one optimizer step (``accumulation`` rounds) is a contiguous block of the global batch. The
-three ways of evening the ranks, :class:`Padding`:
+lengthened or shortened so that every rank gets the same number of samples. Each rank reads it
+in micro-batches of ``device_batch_size``, and one round of micro-batches over all ranks is a
+contiguous block of ``W * device_batch_size`` positions: torch's ``DistributedSampler`` deals
+rank ``r`` the positions ``r, r + W, r + 2W, ...``, accelerate's ``BatchSamplerShard`` (Hugging
+Face's ``Trainer``) deals rank ``r`` the ``r``-th block of ``device_batch_size`` positions of
+each round; which rank reads which position of the round is the sampler's. One optimizer step
+(``accumulation`` rounds) is a contiguous block of the global batch. The three ways of evening
+the ranks, :class:`Padding`:
 
 - ``repeat``: torch's ``DistributedSampler(drop_last=False)`` (Lightning's default under DDP):
   the sequence is padded to a multiple of ``W`` by reading positions from its start again.

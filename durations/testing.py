@@ -23,7 +23,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
         "durations.testing needs hypothesis: pip install 'training-durations[testing]'"
     ) from error
 
-from .checkpoint import Checkpoint, LedgerEntry
+from .checkpoint import Checkpoint, LedgerEntry, TakenUp
 from .diagnostics import CODES, Diagnostic
 from .errors import DurationsError, GeometryError, ScheduleError
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
@@ -520,6 +520,9 @@ _STRATEGIES: dict[type, Callable[[], st.SearchStrategy[Any]]] = {
     Segment: _segments,
     Sharding: _shardings,
     TailRange: _tail_ranges,
+    TakenUp: lambda: st.builds(
+        TakenUp, st.sampled_from([ResumeMode.EXTEND, ResumeMode.WEIGHTS]), st.integers(0, 10**6)
+    ),
     Time: times,
 }
 

@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import copy
 import io
+import itertools
 import json
 import os
 import pickle
@@ -63,6 +64,10 @@ MAX_MESSAGE = 2_000
 #: The per-input time limit: an input that takes longer is a hang. Generous, for a busy
 #: 2-core machine (the slowest inputs, a megabyte through every reader, take about 3 s).
 LIMIT = 20.0
+#: The most a command prints (``--json`` lists at most 100,000 event steps in all), and the
+#: widest line of its text (docs/cli.md: every line fits in 100 columns).
+MAX_OUTPUT = 4 * 2**20
+LINE_WIDTH = 100
 #: The longest input the mutations build (the command line reads up to 64 MiB; the grammar
 #: refuses more than 256 characters before reading them).
 MAX_INPUT = 2**20
@@ -133,6 +138,13 @@ def _cli(*argv: str) -> int:
             raise Escape(kind) from error
     if code not in (0, 1, 2):
         raise Escape(f"{where}: exit code {code!r}")
+    printed = out.getvalue()
+    if len(printed) > MAX_OUTPUT:
+        raise Escape(f"{where}: {len(printed):,} characters of output")
+    if "--json" not in argv:
+        widest = max(map(len, printed.splitlines()), default=0)
+        if widest > LINE_WIDTH:
+            raise Escape(f"{where}: a line of {widest:,} columns")
     text = err.getvalue()
     _TOLD.append(f"{where}: {code}: {text[:200]}")
     if "Traceback" in text:
@@ -287,6 +299,146 @@ def target_torch(data: bytes, scratch: Path) -> str:
         (True, False): "accepted (Lightning)",
         (False, True): "accepted (Composer)",
     }.get((outcomes[0], outcomes[1]), "refused")
+
+
+#: The script a ``schedule`` input is appended to: two calls on two loaders, named, so that
+#: landmarks and every unit can be placed.
+SCHEDULE_SCRIPT = """\
+[run]
+max_duration = "2ep"
+
+[loaders.a]
+samples = 100
+batch_size = 10
+tokens_per_sample = 4
+
+[loaders.b]
+samples = 60
+batch_size = 10
+
+[[fit]]
+loader = "a"
+name = "pretrain"
+
+[[fit]]
+loader = "b"
+duration = "0.5ep"
+name = "anneal"
+
+"""
+
+
+def target_schedule(data: bytes, scratch: Path) -> str:
+    """A ``[schedule]`` and ``[events]`` of a scenario (the input, after a fixed two-call
+    script): placed on the plan, the factor and the rate at its first, middle and last steps;
+    ``durations plan FILE`` and ``--json``. Then every quoted string of the input as a factor
+    (``Schedule.constant``, a drops ``gamma``) and as an interval (``Every``, ``At``)."""
+    from durations import END, At, Every, Schedule
+
+    text = SCHEDULE_SCRIPT + _text(data)
+    scenario = _api("Scenario.from_toml", lambda: Scenario.from_toml(text, source="s.toml"))
+    outcome = "refused"
+    if scenario is not None:
+        planned = _api("plan", lambda: plan(scenario.config, scenario.calls))
+        if planned is not None and scenario.schedule is not None:
+            curve = _api(
+                "Schedule.resolve",
+                lambda: scenario.schedule.resolve(planned, on_extend=scenario.on_extend),
+            )
+            if curve is not None:
+                outcome = "placed"
+                for step in sorted({curve.start, (curve.start + curve.end) // 2, curve.end}):
+                    _api("ResolvedSchedule.factor", lambda: curve.factor(step))  # noqa: B023
+                    _api("ResolvedSchedule.lr", lambda: curve.lr(step, 3e-4))  # noqa: B023
+                _api("str(schedule)", lambda: str(curve.schedule))
+        if planned is not None:
+            for interval in scenario.events.values():
+                found = _api("interval.resolve", lambda: interval.resolve(planned))  # noqa: B023
+                if found is not None:
+                    list(itertools.islice(found.steps(), 1000))
+    path = scratch / "s.toml"
+    path.write_bytes(SCHEDULE_SCRIPT.encode() + data)
+    _cli("plan", str(path))
+    _cli("plan", str(path), "--json")
+    small = plan(RunConfig(max_duration="30ba"), [FitCall(loader=_LOADER)])
+    for quoted in re.findall(r'"([^"\n]{0,300})"', _text(data))[:8]:
+        _api("Schedule.constant(text)", lambda: Schedule.constant(quoted))  # noqa: B023
+        drops = _api(
+            "then_drops(gamma=text)",
+            lambda: Schedule.constant().then_drops(at=["1ba"], gamma=quoted, until=END),  # noqa: B023
+        )
+        if drops is not None:
+            _api("resolve(drops)", lambda: drops.resolve(small))  # noqa: B023
+        for make in (lambda: Every(quoted), lambda: At([quoted])):  # noqa: B023
+            interval = _api("Every/At(text)", make)
+            if interval is not None:
+                _api("interval.resolve", lambda: interval.resolve(small))  # noqa: B023
+    return outcome if scenario is not None else "refused"
+
+
+def target_plot(data: bytes, scratch: Path) -> str:
+    """``durations plan FILE --plot OUT.svg`` on a scenario: drawn (an SVG where the command
+    succeeded) or refused in one paragraph, whatever the names, schedule and events."""
+    path = scratch / "s.toml"
+    path.write_bytes(data)
+    out = scratch / "plan.svg"
+    out.unlink(missing_ok=True)
+    code = _cli("plan", str(path), "--plot", str(out))
+    if code in (0, 1) and not out.read_bytes().lstrip().startswith((b"<?xml", b"<svg")):
+        raise Escape("the command succeeded without drawing the picture")
+    return {0: "drawn", 1: "drawn (a plan with an error)"}.get(code, "refused")
+
+
+_SCHEDULE_SEEDS = [
+    '[schedule]\nwarmup = "10ba"\n\n[[schedule.pieces]]\nkind = "cosine"\nto = "0.1"\n'
+    'until = "stop:pretrain"\n\n[[schedule.pieces]]\nkind = "linear"\nto = 0\nuntil = "end"\n',
+    '[schedule]\ninitial = "1/3"\n\n[[schedule.pieces]]\nkind = "drops"\ngamma = "0.5"\n'
+    'at = ["5ba", "0.5ep", "start:anneal"]\nuntil = "end"\n',
+    '[schedule]\nwarmup = "0.1dur"\n\n[[schedule.pieces]]\nkind = "exponential"\nto = "0.01"\n'
+    'until = "100sp"\n\n[[schedule.pieces]]\nkind = "inverse_sqrt"\nuntil = "end"\n',
+    '[schedule]\nwarmup = "40tok"\n\n[[schedule.pieces]]\nkind = "constant"\nvalue = "2"\n'
+    'until = "stop:#0"\n',
+    '[events.checkpoint]\nevery = "0.25ep"\n\n[events.eval]\nat_call_ends = true\n\n'
+    '[events.log]\nat = ["0.5dur", "stop:pretrain", "3ba"]\n',
+    '[events.log]\nevery = "1ba"\n\n[events.other]\nevery = "7sp"\n',
+]
+
+
+def _schedule_seeds(scratch: Path) -> list[bytes]:
+    seeds = [seed.encode() for seed in _SCHEDULE_SEEDS]
+    for text in _files("examples/two-phase.toml"):
+        seeds.append(text[text.index(b"[schedule]") :])  # its schedule and events
+    return seeds
+
+
+_FACTOR_TOKENS = tuple(
+    f'"{text}"'.encode()
+    for text in [
+        "1/0",
+        "0/0",
+        "1e5000",
+        "1e309",
+        "1e100000000",
+        "\u0661",
+        " 0.5 ",
+        "\u2003 0.5",
+        "+1",
+        "-0",
+        "nan",
+        "1_0",
+        "1e-150",
+        "0.123456789",
+        "stop:pretrain",
+        "start:#1",
+        "end",
+        "$\\bogus{x}$",
+    ]
+)
+
+_NAME_TOKENS = tuple(
+    f'name = "{text}"\n'.encode()
+    for text in ["$\\bogus{x}$", "$x$", "\u0915\u094d", "\U0001f600", "a" * 300, "\\n"]
+)
 
 
 @attrs.frozen
@@ -462,9 +614,11 @@ def mutate_json(data: bytes, rng: random.Random) -> bytes | None:
             )
         elif choice == 3 and isinstance(_at(tree, path), list) and _at(tree, path):
             items = _at(tree, path)
-            items.extend(items * rng.randint(1, 50))
-        elif choice == 4:
+            items.extend(items * rng.choice([rng.randint(1, 50), 20_000 // len(items)]))
+        elif choice == 4 and rng.random() < 0.5:
             tree = _replace(tree, path, "9" * rng.randint(300, 200_000))
+        elif choice == 4:  # a counter just below Python's 4,300-digit limit, or at it
+            tree = _replace(tree, path, int("9" * rng.choice([40, 309, 1000, 4299])))
         else:
             tree = _replace(tree, path, copy.deepcopy(rng.choice(_VALUES)))
     return json.dumps(tree).encode("utf-8", "surrogatepass")
@@ -477,13 +631,23 @@ def _at(tree: Any, path: tuple[object, ...]) -> Any:
 
 
 def mutate_lines(data: bytes, rng: random.Random) -> bytes | None:
-    """A line-level edit of a scenario: a line deleted, repeated or moved, or the value after
-    ``=`` replaced by another TOML value."""
+    """A line-level edit of a scenario: a line deleted, repeated or moved, the value after
+    ``=`` replaced by another TOML value, or a whole table repeated up to 5,000 times."""
     lines = data.split(b"\n")
     for _ in range(rng.randint(1, 3)):
         i = rng.randrange(len(lines))
-        choice = rng.randrange(4)
-        if choice == 0:
+        choice = rng.randrange(5)
+        if choice == 4:
+            # A table repeated: thousands of calls, pieces or event tables, the inputs whose
+            # cost grows with their count (events listed per call, pieces chained).
+            starts = [j for j, line in enumerate(lines) if line.startswith(b"[")] or [0]
+            first = rng.choice(starts)
+            after = [j for j in starts if j > first]
+            block = lines[first : after[0] if after else len(lines)]
+            copies = rng.choice([2, 100, 1000, 5000])
+            if sum(map(len, block)) * copies <= MAX_INPUT:
+                lines[first:first] = block * copies
+        elif choice == 0:
             del lines[i]
         elif choice == 1:
             lines[i:i] = [lines[i]] * rng.randint(1, 3)
@@ -548,7 +712,8 @@ def mutate(
             out[i] = rng.choice(b"0123456789.-+eE/_ \n\"'[]{}=,:#\\")
         elif rng.random() < 0.2:
             piece = bytes(out[at : at + rng.randint(1, 8)]) or b"1"
-            out[at:at] = piece * (rng.randint(10_000, longest // 2) // len(piece))
+            size = rng.randint(min(10_000, longest // 4), longest // 2)
+            out[at:at] = piece * (size // len(piece))
     return bytes(out[:longest])
 
 
@@ -702,6 +867,27 @@ TARGETS: dict[str, Target] = {
             _state_seeds,
             _JSON_TOKENS,
             structure=mutate_json,
+        ),
+        Target(
+            "schedule",
+            "a scenario's [schedule] and [events]: placed, its factors and rates; durations "
+            "plan FILE [--json]; Schedule and intervals from text",
+            target_schedule,
+            _schedule_seeds,
+            (*_TOML_TOKENS, *_FACTOR_TOKENS),
+            structure=mutate_lines,
+            longest=2**16,
+        ),
+        Target(
+            "plot",
+            "durations plan FILE --plot OUT.svg (needs matplotlib)",
+            target_plot,
+            lambda scratch: _files("examples/*.toml", "tests/golden/*.toml"),
+            (*_TOML_TOKENS, *_NAME_TOKENS, *_FACTOR_TOKENS),
+            needs="matplotlib",
+            structure=mutate_lines,
+            # Each input draws a picture (a tenth of a second to a second): small scenarios.
+            longest=2**14,
         ),
         Target(
             "torch",
@@ -863,7 +1049,7 @@ def run(
 
 
 #: The targets of the default run; ``torch`` needs the frameworks environment.
-PURE = ("time", "scenario", "checkpoint", "trainer-state")
+PURE = ("time", "scenario", "schedule", "checkpoint", "trainer-state")
 BEGIN = "<!-- figures: begin (python -m tests.fuzz --budget {budget}{targets} --write-docs) -->"
 END = "<!-- figures: end (fuzz {budget}{targets}) -->"
 

@@ -18,11 +18,12 @@ from durations import (
     FitCall,
     Loader,
     Progress,
+    ResumeMode,
     RunConfig,
     Time,
     plan,
 )
-from durations.checkpoint import FORMAT
+from durations.checkpoint import FORMAT, TakenUp
 
 from .strategies import scripts
 
@@ -65,6 +66,19 @@ def test_golden_files_load(path: Path) -> None:
         assert checkpoint.to_dict() == data
 
 
+def test_golden_v4_continues_its_extension() -> None:
+    """The pinned format-4 checkpoint (step 10 of an extension taken up at the end of the
+    two-phase run) continues that extension when its extend script is run again (rule 9): it
+    resumes to the extension's stored target, 15 more steps, not 25 from here."""
+    curated = Loader(samples=200, batch_size=8, tokens_per_sample=16, name="curated")
+    checkpoint = Checkpoint.from_dict(json.loads((GOLDEN / "checkpoint-v4.json").read_text()))
+    assert checkpoint.taken_up == TakenUp(ResumeMode.EXTEND, 67)
+    config = RunConfig(max_duration="2ep", resume="extend")
+    again = plan(config, [FitCall(loader=curated, duration="1ep", name="more")], checkpoint)
+    assert [(s.action.value, s.steps) for s in again.segments] == [("resume", 15)]
+    assert again.stop.batch == 92
+
+
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_golden_resumes_the_two_phase_run(version: int) -> None:
     """The pinned checkpoints (step 65 of the two-phase run) resume to the same end; format 3
@@ -104,7 +118,8 @@ def _broken(edit: str) -> dict[str, Any]:
 
 # (edit applied to the golden checkpoint, the place named, the reason)
 MALFORMED = [
-    ("d['format'] = 4", "format", "format 4 is newer than this version of durations reads"),
+    ("d['format'] = 5", "format", "format 5 is newer than this version of durations reads"),
+    ("d['format'] = 4", "taken_up", "missing"),  # format 4 records how the run was taken up
     (
         "d['ledger'][0]['loader']['sharding']['padding'] = 'pad'",
         "ledger[0].loader.sharding",
@@ -134,6 +149,31 @@ MALFORMED = [
     ("d['ledger'][0]['extra'] = 1", "ledger[0]", "unknown keys ['extra']"),
     ("d['ledger'] = [1]", "ledger[0]", "expected an object, got int"),
 ]
+
+# (edit applied to the golden format-4 checkpoint, the place named, the reason)
+MALFORMED_V4 = [
+    (  # a continue run keeps the record it found: it never takes a run up itself
+        "d['taken_up']['mode'] = 'continue'",
+        "taken_up.mode",
+        "expected 'extend' or 'weights', got 'continue'",
+    ),
+    ("d['taken_up']['step'] = -1", "taken_up", "expected a whole number >= 0"),
+    ("d['taken_up']['step'] = 2.5", "taken_up.step", "expected a whole number, got 2.5"),
+    ("del d['taken_up']['step']", "taken_up.step", "missing"),
+    ("d['taken_up']['when'] = 1", "taken_up", "unknown keys ['when']"),
+    ("d['taken_up'] = 'extend'", "taken_up", "expected an object, got str"),
+]
+
+
+@pytest.mark.parametrize(("edit", "where", "reason"), MALFORMED_V4)
+def test_malformed_taken_up(edit: str, where: str, reason: str) -> None:
+    """A malformed ``taken_up`` record is rejected with its place and the reason."""
+    data = json.loads((GOLDEN / "checkpoint-v4.json").read_text())
+    exec(edit, {"d": data})
+    with pytest.raises(CheckpointFormatError) as info:
+        Checkpoint.from_dict(data)
+    assert info.value.path == where
+    assert reason in str(info.value)
 
 
 @pytest.mark.parametrize(("edit", "where", "reason"), MALFORMED)

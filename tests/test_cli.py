@@ -289,6 +289,25 @@ def test_resume_from_fraction_of_epoch() -> None:
     assert out.startswith("resuming from the checkpoint this script writes at 0.5ep: step 977\n")
 
 
+def test_a_started_call_with_nothing_left_is_a_skip(tmp_path: Path) -> None:
+    """A call stopped at 15 of its 16 steps to 1.55ep, resumed under next_epoch, is past its
+    target where it resumes: it trains nothing, and the table says skip, as the integrations
+    do, where it said "resume" with 0 steps; the JSON keeps the plan's action."""
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[loaders.a]\nsamples = 100\nbatch_size = 10\n[[fit]]\nloader = "a"\nuntil = "1.55ep"\n'
+    )
+    scenario = Scenario.from_toml(path.read_text(), source=str(path))
+    checkpoint = tmp_path / "at-15.json"
+    written = plan(scenario.config, scenario.calls).checkpoint_at(15)
+    checkpoint.write_text(json.dumps(written.to_dict()))
+    args = ("plan", str(path), "--resume-from", str(checkpoint), "--data", "next_epoch")
+    text = run(*args).stdout
+    assert re.search(r"^#0\s+skip\s+a\s+15ba\s+15ba\s+0\s", text, re.MULTILINE), text
+    segment = json.loads(run(*args, "--json").stdout)["segments"][0]
+    assert (segment["action"], segment["steps"]) == ("resume", 0)
+
+
 def test_resume_from_hugging_face(tmp_path: Path) -> None:
     """A Hugging Face trainer_state.json is located in the script's plan by global_step."""
     folder = tmp_path / "checkpoint-1000"
@@ -304,6 +323,140 @@ def test_resume_from_hugging_face(tmp_path: Path) -> None:
     assert "checkpoint-located" in result.stdout
     inspect = run("inspect", str(folder))
     assert "global_step: 1,000" in inspect.stdout
+
+
+_SHARDED = """
+[run]
+max_duration = "2ep"
+[loaders.a]
+samples = 100
+world_size = 2
+device_batch_size = {device}
+padding = "cycle"
+[loaders.b]
+samples = 60
+world_size = 2
+device_batch_size = 5
+padding = "cycle"
+[[fit]]
+loader = "a"
+name = "pretrain"
+[[fit]]
+loader = "b"
+duration = "1ep"
+name = "anneal"
+"""
+_EXTENSION = """
+[run]
+max_duration = "2ep"
+[resume]
+mode = "extend"
+[loaders.c]
+samples = 50
+batch_size = 10
+[[fit]]
+loader = "c"
+duration = "1ep"
+name = "more"
+[schedule]
+on_extend = "stretch"
+warmup = "4ba"
+pieces = [{ kind = "cosine", to = "0.1", until = "end" }]
+[events.checkpoint]
+every = "3ba"
+"""
+
+
+# (scenario, flags, step of the folder's checkpoint) and why the ledger decides the outcome
+FOLDER_LEDGERS = [
+    # the same job: the ledger says the loader state was saved (no false warning)
+    (_SHARDED.format(device=10), (), 8),
+    # on 3 ranks: the ledger holds the position (epoch 1, 60 samples in), the step does not
+    (_SHARDED.format(device=10), ("--world-size", "3"), 8),
+    (_SHARDED.format(device=10), ("--world-size", "3"), 12),
+    # twice the batch: located by its step, the folder would be past the script's end
+    (_SHARDED.format(device=20), (), 8),
+    # an extension from the run's end: its schedule and events sit on lifetime steps
+    (_EXTENSION, (), 16),
+]
+
+
+@pytest.mark.parametrize(("scenario", "flags", "step"), FOLDER_LEDGERS)
+def test_a_checkpoint_folder_is_read_by_its_ledger(
+    tmp_path: Path, scenario: str, flags: tuple[str, ...], step: int
+) -> None:
+    """A Hugging Face checkpoint-N folder holding the integration's durations.json is planned
+    from that ledger, exactly as the durations.json file itself, by plan and by inspect; its
+    trainer_state.json (whose global_step counts one train() call) is not used."""
+    base = Scenario.from_toml(_SHARDED.format(device=10), source="job.toml")
+    written = plan(base.config, base.calls).checkpoint_at(step)
+    folder = tmp_path / f"checkpoint-{step}"
+    folder.mkdir()
+    (folder / "durations.json").write_text(json.dumps(written.to_dict()))
+    (folder / "trainer_state.json").write_text(
+        json.dumps({"global_step": step, "epoch": step / 5, "train_batch_size": 10})
+    )
+    path = tmp_path / "job.toml"
+    path.write_text(scenario)
+    results = [
+        run("plan", str(path), "--json", "--resume-from", str(where), *flags)
+        for where in (folder, folder / "durations.json", folder / "trainer_state.json")
+    ]
+    assert [r.returncode for r in results] == [0, 0, 0], [r.stderr for r in results]
+    by_folder, by_ledger, by_state = (json.loads(r.stdout) for r in results)
+    assert by_folder == by_ledger == by_state
+    assert "mid-epoch-no-loader-state" not in results[0].stdout
+    text = run("plan", str(path), "--resume-from", str(folder), *flags).stdout
+    said = " ".join(text.split())  # a long path may wrap the note (100 columns)
+    assert f"read the ledger the durations integration saved with {folder}" in said
+    # Relative paths, short enough to be shown whole; the same words (the header line wraps
+    # at another place for another path: 100 columns).
+    inspected = run("inspect", folder.name, cwd=tmp_path).stdout
+    by_file = run("inspect", f"{folder.name}/durations.json", cwd=tmp_path).stdout
+    assert (
+        inspected.split() == by_file.replace(f"{folder.name}/durations.json", folder.name).split()
+    )
+
+
+@pytest.mark.parametrize(
+    ("epoch", "flags", "code"),
+    [
+        (1.6, (), 0),  # step 8 of 5 a step on 2 ranks: epoch 1, 3 of its 5 steps in
+        (1.6, ("--world-size", "3"), 1),  # on 3 ranks step 8 is the start of epoch 2
+        (2.0, ("--world-size", "3"), 0),  # a checkpoint at the end of epoch 1 fits there
+    ],
+)
+def test_a_trainer_state_without_a_ledger_is_checked_by_its_epoch(
+    tmp_path: Path, epoch: float, flags: tuple[str, ...], code: int
+) -> None:
+    """Rule 10: a trainer_state.json alone is located by its global_step; at another world
+    size, a step that falls outside the epoch it records is refused (exit code 1,
+    checkpoint-mislocated) instead of being planned as if it were there."""
+    folder = tmp_path / "checkpoint-8"
+    folder.mkdir()
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": 8, "epoch": epoch}))
+    path = tmp_path / "job.toml"
+    path.write_text(_SHARDED.format(device=10))
+    result = run("plan", str(path), "--resume-from", str(folder), *flags)
+    assert result.returncode == code, result.stdout + result.stderr
+    assert ("checkpoint-mislocated" in result.stdout) is (code == 1)
+
+
+def test_a_keras_folder_is_read_by_its_ledger(tmp_path: Path) -> None:
+    """A Keras step-N folder (the weights and the integration's durations.json, no
+    trainer_state.json) is a checkpoint for plan and inspect, read by its ledger."""
+    path = EXAMPLES / "two-phase.toml"
+    scenario = _scenario("two-phase.toml")
+    written = plan(scenario.config, scenario.calls).checkpoint_at(3000)
+    folder = tmp_path / "step-3000"
+    folder.mkdir()
+    (folder / "model.weights.h5").write_bytes(b"")
+    (folder / "durations.json").write_text(json.dumps(written.to_dict()))
+    by_folder = run("plan", str(path), "--json", "--resume-from", str(folder))
+    assert by_folder.returncode == 0, by_folder.stderr
+    assert json.loads(by_folder.stdout)["total_steps"] == 940
+    header = " ".join(run("inspect", str(folder)).stdout.split())
+    assert header.startswith(f"{folder}: durations checkpoint, format")
 
 
 def test_mode_and_data_override_the_file() -> None:
@@ -325,10 +478,18 @@ def test_convert() -> None:
     ]
 
 
+def test_inspect_of_an_extension_says_how_it_took_the_run_up() -> None:
+    """inspect names the taking up a checkpoint records (rule 9)."""
+    out = run("inspect", "tests/golden/checkpoint-v4.json").stdout
+    assert out.splitlines()[2] == (
+        "taken up under extend at lifetime step 67; the same script run again continues this ledger"
+    )
+
+
 def test_inspect() -> None:
     """inspect prints the format, the progress and the ledger."""
     out = run("inspect", "examples/checkpoints/mid-epoch.json").stdout
-    assert "format 3, no loader state" in out
+    assert "format 4, no loader state" in out
     assert "progress: step 130 · epoch 1, 3,000 samples in · sample 13,000" in out
     assert re.search(r"#0\s+started\s+data\s+max_duration\s+0ba\s+3ep", out)
 
@@ -358,7 +519,7 @@ BAD_INPUT = [
     ),
     (["convert", "2.1", "--batch-size", "4"], "invalid time '2.1': missing unit"),
     (["inspect", "tests/golden/future-format.json"], "format 99 is newer"),
-    (["inspect", "tests"], "is a directory without trainer_state.json"),
+    (["inspect", "tests"], "is a directory without durations.json or trainer_state.json"),
     (["plan", "tests/golden/not-utf8.toml"], "cannot read tests/golden/not-utf8.toml: not UTF-8"),
     (["inspect", "tests/golden/nan-epoch/trainer_state.json"], "expected a finite number, got nan"),
     (["plan", "tests/golden/dur-max-duration.toml"], "run.max_duration: 1dur is a fraction"),
@@ -531,7 +692,8 @@ def test_text_output_of_many_calls_fits_a_terminal(tmp_path: Path) -> None:
     timeline = next(line for line in lines if line.startswith("timeline: "))
     assert len(timeline) == len("timeline: |") + 60 + len("|")
     assert "  41,428 diagnostics, by code (--json lists every one):" in lines
-    by_code = [line.split()[1] for line in lines[lines.index("diagnostics:") + 2 :]]
+    listed = lines[lines.index("diagnostics:") + 2 :]
+    by_code = [line.split()[1] for line in listed if not line.startswith("      ")]
     assert by_code == ["clock-reset", "target-rounded", "epoch-abandoned"]
 
 
@@ -632,3 +794,105 @@ def test_docs_shell_examples(page: str, command: str, output: str) -> None:
         return
     assert result.returncode == 0
     assert result.stdout == output
+
+
+def test_output_that_cannot_be_written_is_said_in_one_paragraph(tmp_path: Path) -> None:
+    """Standard output on a full device: 'cannot write the output: No space left on device',
+    exit code 2 (it said 'cannot read None'); a pipe the reader closed (`| head`) ends
+    quietly, no traceback at exit."""
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "durations", "plan", "examples/two-phase.toml"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            check=False,
+        )
+    assert result.returncode == 2
+    assert result.stderr == "durations: error: cannot write the output: No space left on device\n"
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first write
+    result = subprocess.run(
+        [sys.executable, "-m", "durations", "plan", "examples/two-phase.toml"],
+        stdout=write,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    os.close(write)
+    assert (result.returncode, result.stderr) == (2, "")
+
+
+def test_an_ascii_terminal_gets_escapes_not_a_traceback(tmp_path: Path) -> None:
+    """PYTHONIOENCODING=ascii: what ASCII cannot show ('·', a name in another script) is
+    written as a backslash escape; the plan is printed whole (it was a UnicodeEncodeError)."""
+    text = (EXAMPLES / "two-phase.toml").read_text().replace('name = "anneal"', 'name = "ré"')
+    scenario = tmp_path / "accents.toml"
+    scenario.write_text(text, encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    result = subprocess.run(
+        [sys.executable, "-m", "durations", "plan", str(scenario)],
+        capture_output=True,
+        cwd=ROOT,
+        check=False,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == b""
+    out = result.stdout.decode("ascii")
+    assert "r\\xe9" in out
+    assert "max_duration 2ep \\xb7 resume continue" in out
+
+
+def test_json_bounds_the_events_of_the_whole_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three `every = "1ba"` tables on a 10^15-token run: 100,000 steps in all, the first
+    table whole up to the bound, then nothing; each says it is not complete (each table had
+    its own bound of 1,000,000: 32 s and 48 MB)."""
+    from durations import cli
+    from durations._render import MAX_JSON_EVENTS
+
+    text = (
+        '[run]\nmax_duration = "1e15tok"\n[loaders.a]\nsamples = 1000000000\nbatch_size = 512\n'
+        'tokens_per_sample = 2048\n[[fit]]\nloader = "a"\n'
+        + "".join(f'[events.{n}]\nevery = "1ba"\n' for n in "abc")
+    )
+    scenario = tmp_path / "big.toml"
+    scenario.write_text(text)
+    assert cli.main(["plan", str(scenario), "--json"]) == 0
+    events = json.loads(capsys.readouterr().out)["events"]
+    assert [(e["name"], len(e["steps"]), e["complete"]) for e in events] == [
+        ("a", MAX_JSON_EVENTS, False),
+        ("b", 0, False),
+        ("c", 0, False),
+    ]
+    assert events[0]["steps"] == list(range(1, MAX_JSON_EVENTS + 1))
+
+
+def test_a_long_schedule_is_elided_like_the_calls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """999 pieces: the text shows the first and last 10 and how many it leaves out, within
+    100 columns; --json lists every one."""
+    from durations import cli
+
+    pieces = "".join(
+        f'[[schedule.pieces]]\nkind = "linear"\nto = "{k % 10}/10"\nuntil = "{2 + k}ba"\n'
+        for k in range(999)
+    )
+    text = (
+        '[run]\nmax_duration = "2000ba"\n[loaders.a]\nsamples = 100\nbatch_size = 10\n'
+        '[[fit]]\nloader = "a"\n[schedule]\nwarmup = "1ba"\n' + pieces
+    )
+    scenario = tmp_path / "long.toml"
+    scenario.write_text(text)
+    assert cli.main(["plan", str(scenario)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "  ... 980 more pieces (--json lists every one) ..." in out
+    assert sum(line.startswith("  linear ") for line in out) == 19  # 20 shown, 1 is the warmup
+    assert max(map(len, out)) <= 100
+    assert cli.main(["plan", str(scenario), "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["schedule"]["pieces"]) == 1000

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from durations import CheckpointFormatError, GeometryError, Loader, Progress, Time
+from durations import Checkpoint, CheckpointFormatError, GeometryError, Loader, Progress, Time
 from durations.errors import DurationsError
 from durations.integrations.checkpoints import read_transformers_checkpoint
 from durations.readers import read_checkpoint
@@ -134,6 +134,9 @@ def test_a_long_message_is_an_escape(monkeypatch: pytest.MonkeyPatch, tmp_path: 
             "".join(f"[loaders.{'a' * 1_000}{i}]\nbatch_size = 1\n" for i in range(1_000))
             + '[[fit]]\nloader = "b"'
         ),
+        # A table declared twice: Python's TOML reader quotes the key whole in its message
+        # (found by the schedule target: a message of 5,093 characters).
+        lambda: Scenario.from_toml(("[events." + "9" * 5_000 + "]\n") * 2),
     ],
 )
 def test_a_huge_bad_value_gives_a_short_message(make: object) -> None:
@@ -142,6 +145,26 @@ def test_a_huge_bad_value_gives_a_short_message(make: object) -> None:
         make()  # type: ignore[operator]
     assert len(str(raised.value)) < 1_000, str(raised.value)[:1_000]
     assert "characters" in str(raised.value)
+
+
+def test_messages_of_huge_counters_and_long_ledgers_are_bounded() -> None:
+    """A 4,299-digit counter (just below Python's limit) is named by its size, and 20,000
+    ledger entries of one name name it once (messages of 4,456 and 120,080 characters)."""
+    start = Checkpoint.from_dict(json.loads((GOLDEN / "checkpoint-v3.json").read_text()))
+    assert start.ledger is not None
+    big = int("9" * 4299)
+    with pytest.raises(DurationsError) as raised:
+        Progress(batch=big, sample=13)
+    assert str(raised.value) == (
+        "inconsistent progress sample: sample=13 is less than batch=(an int of 14,281 bits); "
+        "every step trains at least one sample"
+    )
+    with pytest.raises(CheckpointFormatError) as raised:
+        Checkpoint(progress=start.progress, ledger=(start.ledger[0],) * 20_000)
+    assert str(raised.value) == (
+        "invalid checkpoint data: duplicate call names in the ledger (20,000 entries): "
+        f"{start.ledger[0].name!r} appear more than once; each call of a script has its own name"
+    )
 
 
 def test_a_checkpoint_with_many_unknown_keys_names_five(tmp_path: Path) -> None:

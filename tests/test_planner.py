@@ -13,12 +13,14 @@ from durations import (
     Loader,
     Plan,
     Progress,
+    ResumeMode,
     RunConfig,
     Severity,
     Time,
     Unit,
     plan,
 )
+from durations.checkpoint import TakenUp
 
 A = Loader(samples=100, batch_size=10, name="a", tokens_per_sample=2)
 B = Loader(samples=60, batch_size=10, name="b", tokens_per_sample=2)
@@ -314,6 +316,66 @@ class TestModes:
         more = plan(RunConfig(resume="extend"), [FitCall(loader=loader, duration="12ba")], at)
         assert more.stop.batch == 22
 
+    def test_an_extension_run_again_continues_its_ledger(self) -> None:
+        """extend, run again (rule 9): killed after 2 of its 6 steps, the same extend script
+        resumes its call to the target stored when it started, and says why; run once more from
+        its end, it is complete. Before, it added its 1ep again from where the kill left it."""
+        done = plan(RunConfig(), [FitCall(loader=A, until="10ba")]).checkpoint_at(10)
+        more = [FitCall(loader=B, duration="1ep", name="more")]
+        extend = RunConfig(resume="extend")
+        extended = plan(extend, more, done)
+        killed = extended.checkpoint_at(2)
+        assert killed.taken_up == TakenUp(ResumeMode.EXTEND, 10)
+        again = plan(extend, more, killed)
+        assert [(s.action, s.steps) for s in again.segments] == [(Action.RESUME, 4)]
+        assert again.stop == extended.stop
+        assert codes(again) == ["ledger-continued"]
+        assert again.diagnostics[0].message == (
+            "the checkpoint's ledger is this script's, which took the run up under extend at "
+            "lifetime step 10: it is continued (finished calls skip, the started one resumes "
+            "to its stored target), not taken up again"
+        )
+        final = plan(extend, more, again.checkpoint_at(again.total_steps))
+        assert (final.total_steps, codes(final)) == (0, ["ledger-continued", "run-complete"])
+
+    @pytest.mark.parametrize(
+        ("mode", "calls", "steps", "taken_at"),
+        [
+            # another extension, on an extended run: none of its calls is in the ledger
+            ("extend", [FitCall(loader=B, duration="1ep", name="other")], 6, 16),
+            # the same call under another mode: weights take the run up anew
+            ("weights", [FitCall(loader=B, duration="1ep", name="more")], 6, 16),
+            # the extension run again under continue keeps the record it found
+            ("continue", [FitCall(loader=B, duration="1ep", name="more")], 0, 10),
+        ],
+    )
+    def test_what_an_extended_ledger_is_taken_up_as(
+        self, mode: str, calls: list[FitCall], steps: int, taken_at: int
+    ) -> None:
+        """From the final checkpoint of an extension (6 steps from lifetime 10): only the same
+        script in the same mode continues its ledger; any other takes the run up anew at 16, and
+        continue keeps the record so an extend re-run later still continues it."""
+        done = plan(RunConfig(), [FitCall(loader=A, until="10ba")]).checkpoint_at(10)
+        more = [FitCall(loader=B, duration="1ep", name="more")]
+        extended = plan(RunConfig(resume="extend"), more, done)
+        final = extended.checkpoint_at(extended.total_steps)
+        p = plan(RunConfig(resume=mode), calls, final)
+        assert p.total_steps == steps
+        taken = p.checkpoint_at(0).taken_up
+        assert taken is not None
+        assert taken.step == taken_at
+        assert "ledger-continued" not in codes(p)
+
+    def test_a_weights_run_again_continues_its_ledger(self) -> None:
+        """weights, run again (rule 9): a fine-tune from pretrained weights, killed after 3
+        steps, continues on its own clock instead of starting a fresh one a second time."""
+        at = plan(RunConfig(), [FitCall(loader=A, until="13ba")]).checkpoint_at(13)
+        weights = RunConfig(max_duration="1ep", resume="weights")
+        tune = plan(weights, [FitCall(loader=B, name="tune")], at)
+        again = plan(weights, [FitCall(loader=B, name="tune")], tune.checkpoint_at(3))
+        assert [(s.action, s.steps) for s in again.segments] == [(Action.RESUME, 3)]
+        assert (again.stop, codes(again)) == (tune.stop, ["ledger-continued"])
+
     def test_foreign_checkpoint_past_the_end(self) -> None:
         """A ledger-less checkpoint past the script's end is complete."""
         foreign = Checkpoint(progress=Progress().advance(A, 30))
@@ -558,6 +620,54 @@ def test_checkpoint_located(steps: int, where: str) -> None:
     assert said[0] == ("checkpoint-located", None, LOCATED.format(steps, where))
 
 
+#: 100 samples on 2 ranks of 10: 5 steps an epoch; on 3 ranks 4 (102 positions, 30 a step);
+#: on 1 rank 10.
+DDP = Loader.sharded(samples=100, world_size=2, device_batch_size=10, name="a")
+
+
+@pytest.mark.parametrize(
+    ("steps", "world", "fits"),
+    [
+        (8, 2, True),  # the geometry it was written at: step 8 is epoch 1, 60 samples in
+        (8, 3, False),  # on 3 ranks step 8 is the start of epoch 2, not inside epoch 1
+        (4, 3, False),  # on 3 ranks step 4 ends epoch 0, where the checkpoint is inside it
+        (5, 3, True),  # epoch 1 on both: within one epoch the check cannot tell
+        (6, 1, False),  # on 1 rank step 6 is in epoch 0, the checkpoint in epoch 1
+        (10, 1, False),  # the start of epoch 2 at 2 ranks, inside epoch 1 at 1 rank
+        (15, 2, True),  # the plan's end at its own geometry: complete
+        (16, 3, True),  # past the end of the 12-step plan, in the epoch it ends in: complete
+        (25, 1, False),  # on 1 rank step 25 is in epoch 2, the checkpoint in epoch 5
+        (20, 3, True),  # past the 12-step plan's end, and at epoch 4, past its epoch 3 too
+    ],
+)
+def test_a_checkpoint_without_a_ledger_must_fit_its_located_epoch(
+    steps: int, world: int, fits: bool
+) -> None:
+    """Rule 10: a ledger-less checkpoint written after ``steps`` steps on 2 ranks, planned on
+    ``world`` ranks, is located by its step counter; where the step falls in another epoch than
+    the one the checkpoint records, the plan refuses it (checkpoint-mislocated, an error)."""
+    config = RunConfig(max_duration="3ep")
+    written = Checkpoint(progress=Progress().advance(DDP, steps), loader_state=True)
+    p = plan(config, [FitCall(loader=DDP.with_world_size(world))], written)
+    assert ("checkpoint-mislocated" not in codes(p)) is fits
+    assert p.ok is fits
+
+
+def test_checkpoint_mislocated_message() -> None:
+    """The whole message: both positions, why, and the fix."""
+    written = Checkpoint(progress=Progress().advance(DDP, 8), loader_state=True)
+    p = plan(RunConfig(max_duration="3ep"), [FitCall(loader=DDP.with_world_size(3))], written)
+    assert _said(p)[1] == (
+        "checkpoint-mislocated",
+        None,
+        "the checkpoint has no ledger and records epoch 1 at step 8, but step 8 of this "
+        "script's plan is in epoch 2 (sample 0 of it): it was written at another geometry than "
+        "this script's loaders (another world size, batch size or accumulation); plan with the "
+        "loaders it was written at, or resume from a checkpoint with a ledger (a durations "
+        "integration's)",
+    )
+
+
 POLICIES = [
     (
         "replay_epoch",
@@ -756,6 +866,10 @@ def test_a_call_that_cannot_be_planned() -> None:
     assert (resumed.action, resumed.steps, resumed.entry) == (Action.RESUME, 0, at_5.ledger[0])
 
 
+#: How a tail's numbers are read (rule 17).
+ORDER = " (positions in the epoch's order)"
+
+
 @pytest.mark.parametrize(
     ("padding", "drop_last", "said"),
     [
@@ -763,30 +877,33 @@ def test_a_call_that_cannot_be_planned() -> None:
             "repeat",
             False,
             "data-repeated: 2 data-parallel ranks are kept even (repeat padding, 2 per device): "
-            "samples 0-0 read again in epoch 0",
+            "samples 0-0 read again in epoch 0" + ORDER,
         ),
         (  # or trims to 4, leaving the last one out
             "drop",
             False,
             "data-dropped: 2 data-parallel ranks are kept even (drop padding, 2 per device): "
-            "samples 4-4 never read in epoch 0",
+            "samples 4-4 never read in epoch 0" + ORDER,
         ),
         (  # drop_last drops the incomplete global batch of 4 first, whatever the padding
             "repeat",
             True,
             "data-dropped: 2 data-parallel ranks are kept even (repeat padding, 2 per device, "
-            "drop_last): samples 4-4 never read in epoch 0",
+            "drop_last): samples 4-4 never read in epoch 0" + ORDER,
         ),
     ],
 )
 def test_ranks_kept_even(padding: str, drop_last: bool, said: str) -> None:
-    """Rule 17: what evening the ranks repeats or drops is named with the sharding."""
+    """Rule 17: what evening the ranks repeats or drops is named with the sharding, and as
+    positions of the epoch's order."""
     loader = Loader.sharded(
         samples=5, world_size=2, device_batch_size=2, padding=padding, drop_last=drop_last
     )
     p = plan(RunConfig(), [FitCall(loader=loader, until="1ep")])
     assert [f"{d.code}: {d.message}" for d in p.diagnostics] == [said]
-    assert [str(tail) for tail in p.segments[0].tails] == [said.rpartition(": ")[2]]
+    assert [str(tail) for tail in p.segments[0].tails] == [
+        said.removesuffix(ORDER).rpartition(": ")[2]
+    ]
 
 
 @pytest.mark.parametrize(
@@ -909,7 +1026,7 @@ def test_the_rest_of_an_epoch_evened_away_at_another_world_size() -> None:
         "data-dropped",
         "#0",
         "4 data-parallel ranks are kept even (drop padding, 1 per device): samples 2-3 never "
-        "read in epoch 0",
+        "read in epoch 0" + ORDER,
     )
 
 
@@ -925,8 +1042,8 @@ def test_a_next_call_at_another_world_size_says_what_its_ranks_drop() -> None:
     p = plan(RunConfig(), script)
     assert (p.segments[1].start.epoch, p.segments[1].steps) == (1, 1)
     assert [d.message.rpartition(": ")[2] for d in p.diagnostics] == [
-        "samples 2-3 never read in epoch 0",
-        "samples 3-3 never read in epoch 1",
+        "samples 2-3 never read in epoch 0" + ORDER,
+        "samples 3-3 never read in epoch 1" + ORDER,
     ]
 
 

@@ -111,6 +111,52 @@ class TestInvarianceAfterTakingUp:
             for j in range(1, resumed.total_steps + 1):
                 assert resumed.progress_at(j) == taking_up.progress_at(k + j)
 
+    @given(
+        scripts(max_calls=3), st.sampled_from([ResumeMode.EXTEND, ResumeMode.WEIGHTS]), st.data()
+    )
+    def test_run_again_in_its_own_mode(
+        self, script: Script, mode: ResumeMode, data: st.DataObject
+    ) -> None:
+        """The same extend/weights script run again unchanged, in its own mode, after any chain
+        of crashes, continues its own ledger: the same rest of the run, never taken up twice."""
+        config, calls = script
+        before = plan(config, calls)
+        taken = before.checkpoint_at(data.draw(st.integers(0, before.total_steps)))
+        same = attrs.evolve(config, resume=mode)
+        taking_up = plan(same, calls, taken)
+        current, done = taking_up, 0
+        for _ in range(data.draw(st.integers(1, 4))):
+            k = data.draw(st.integers(0, current.total_steps))
+            current = plan(same, calls, current.checkpoint_at(k))
+            done += k
+            assert current.stop == taking_up.stop
+            assert current.total_steps == taking_up.total_steps - done
+            for j in range(1, current.total_steps + 1):
+                assert current.progress_at(j) == taking_up.progress_at(done + j)
+            assert current.taken_up == taking_up.taken_up
+
+
+class TestLocating:
+    """Rule 10: a checkpoint without a ledger is located in the script's own plan by its step
+    counter, and its recorded epoch must fit the located one."""
+
+    @given(wide_scripts(), st.data())
+    def test_a_foreign_checkpoint_of_the_same_script_fits(
+        self, script: Script, data: st.DataObject
+    ) -> None:
+        """The counters the script's own plan reaches after any k steps, without a ledger, are
+        located at step k and never mislocated; the rest of the run is the plan's."""
+        config, calls = script
+        original = plan(config, calls)
+        assume(original.ok)
+        assume(not any(s.stop_at_runtime for s in original.segments))
+        for k in _steps_to_check(original.total_steps, data):
+            foreign = Checkpoint(progress=original.progress_at(k), loader_state=True)
+            located = plan(config, calls, foreign)
+            assert "checkpoint-mislocated" not in [d.code for d in located.diagnostics]
+            assert located.stop == original.stop
+            assert located.total_steps == original.total_steps - k
+
 
 class TestIdempotence:
     """Rule 15: re-running a finished script trains 0 steps and says the run is complete."""

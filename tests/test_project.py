@@ -46,7 +46,7 @@ def test_core_imports_no_framework() -> None:
     allowed = {"attrs", "durations", "__future__"}
     stdlib = {
         "bisect", "collections", "decimal", "difflib", "enum", "fractions", "functools",
-        "hashlib", "importlib", "json", "math",
+        "hashlib", "importlib", "itertools", "json", "math",
         "numbers", "re", "tomllib", "typing",
     }  # fmt: skip
     for module in (ROOT / "durations").rglob("*.py"):
@@ -88,3 +88,19 @@ def test_frameworks_page_is_generated() -> None:
     from durations.trainers._report import frameworks_markdown
 
     assert (ROOT / "docs" / "frameworks.md").read_text() == frameworks_markdown()
+
+
+def test_every_repository_path_the_docs_name_exists() -> None:
+    """Every ``examples/``, ``tests/``, ``docs/`` or ``benchmarks/`` file named in the README,
+    and the docs is there (a renamed example once left the README
+    pointing at nothing)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    pattern = re.compile(
+        r"(?<![\w/.-])((?:examples|tests|docs|benchmarks)/[\w./-]*\.(?:toml|json|py|md))"
+    )
+    missing = []
+    for page in pages:
+        for name in pattern.findall(page.read_text()):
+            if not (ROOT / name).exists() and not (page.parent / name).exists():
+                missing.append(f"{page.name}: {name}")
+    assert missing == []

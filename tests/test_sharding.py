@@ -164,7 +164,7 @@ def test_world_size_change_is_said_before_the_first_step() -> None:
     )
     assert messages["data-repeated"] == (
         "4 data-parallel ranks are kept even (repeat padding, 10 per device): "
-        "samples 0-2 read again in epoch 0"
+        "samples 0-2 read again in epoch 0 (positions in the epoch's order)"
     )
 
 

@@ -16,14 +16,14 @@ from typing import Any
 import attrs
 
 from ..diagnostics import Severity
-from ..errors import DurationsError
 from ..fit import DataPolicy, FitCall, RunConfig
 from ..intervals import At, AtCallEnds, Events, Every
 from ..loader import Loader
 from ..planner import plan as make_plan
 from ..plans import Action, Plan, Segment
 from ..sharding import Padding
-from .checkpoints import CheckpointReader, FoundCheckpoint, latest_checkpoint
+from . import IntegrationError
+from .checkpoints import CheckpointReader, FoundCheckpoint, list_checkpoints
 
 __all__ = [
     "IntegrationError",
@@ -35,15 +35,11 @@ __all__ = [
 ]
 
 
-class IntegrationError(DurationsError, RuntimeError):
-    """A framework run that cannot follow the plan, or a script that uses an integration wrongly.
-    The message says what was found, what the plan needs, and the fix."""
-
-
 class StartKind(enum.Enum):
     """What a train/fit call of the script does in this process."""
 
-    #: The ledger says the call finished: do not train.
+    #: The ledger says the call finished (or it has no step to take): do not train; give the
+    #: model the state the call ended with (``Start.restore_from``).
     SKIP = "skip"
     #: The call had started: resume from the checkpoint.
     RESUME = "resume"
@@ -54,12 +50,19 @@ class StartKind(enum.Enum):
 @attrs.frozen(kw_only=True)
 class Start:
     """The decision for one train/fit: the segment, and which checkpoint to resume or take the
-    weights from (``None``: nothing to load)."""
+    weights from (``None``: nothing to load).
+
+    ``restore_from`` (a ``SKIP`` only) is the checkpoint that holds the state at the call's stop,
+    which an uninterrupted run has in memory when the call returns: the callback loads it into
+    the model (and the optimizer the framework keeps across calls). ``None``: the model holds
+    that state already (an earlier call of this process left it), or the run has not trained yet.
+    """
 
     kind: StartKind
     segment: Segment
     resume_from: str | None = None
     weights_from: str | None = None
+    restore_from: str | None = None
 
 
 class Session:
@@ -72,6 +75,7 @@ class Session:
         checkpoints: str | os.PathLike[str],
         reader: CheckpointReader,
         save_on: Every | At | AtCallEnds | str | None = None,
+        keep_final: str = "do not delete it",
     ) -> None:
         if not isinstance(config, RunConfig):
             raise TypeError(f"config={config!r}: expected a durations.RunConfig")
@@ -83,19 +87,27 @@ class Session:
         self.checkpoints = os.fspath(checkpoints)
         self.reader = reader
         self.save_on = _save_on(save_on)
+        #: How to keep a call's final checkpoint with this framework (in the refusal when one
+        #: is missing).
+        self.keep_final = keep_final
         self._saves: Events | None = None
         self.plan: Plan | None = None
         self.found: FoundCheckpoint | None = None
+        #: Every checkpoint under ``checkpoints``, oldest first by recorded progress (``found``
+        #: is the last).
+        self.available: tuple[FoundCheckpoint, ...] = ()
         self.segment: Segment | None = None
         self.offset = 0
         self._next = 0
         self._loaded = False
+        self._holds_state = False
 
     # -- planning -----------------------------------------------------------------------------
 
     def _plan(self) -> Plan:
         if self.plan is None:
-            self.found = latest_checkpoint(self.checkpoints, reader=self.reader)
+            self.available = tuple(list_checkpoints(self.checkpoints, reader=self.reader))
+            self.found = self.available[-1] if self.available else None
             checkpoint = None if self.found is None else self.found.checkpoint
             planned = make_plan(self.config, self.calls, checkpoint)
             if not planned.ok:
@@ -121,7 +133,9 @@ class Session:
         segment = planned.segments[index]
         self.segment = segment
         if segment.action is Action.SKIP or segment.steps == 0:
-            return Start(kind=StartKind.SKIP, segment=segment)
+            restore = self._state_at_stop(segment)
+            self._holds_state = True
+            return Start(kind=StartKind.SKIP, segment=segment, restore_from=restore)
         if segment.stop_at_runtime:
             raise IntegrationError(
                 f"call {segment.name!r} stops at a token count only known at run time; the "
@@ -135,6 +149,7 @@ class Session:
             )
         first = not self._loaded
         self._loaded = True
+        self._holds_state = True
         if segment.action is Action.RESUME:
             if self.found is None:
                 raise IntegrationError(f"call {segment.name!r} resumes without a checkpoint")
@@ -149,6 +164,51 @@ class Session:
             )
         weights = self.found.path if first and self.found is not None else None
         return Start(kind=StartKind.RUN, segment=segment, weights_from=weights)
+
+    def _state_at_stop(self, segment: Segment) -> str | None:
+        """The checkpoint holding the state at the stop of ``segment``, a call this process does
+        not train (``None``: nothing to load).
+
+        A call the ledger records as finished: its final checkpoint, one whose recorded progress
+        is the call's stop and whose ledger records the call finished there (of several, the one
+        :func:`~durations.integrations.checkpoints.latest_checkpoint` would prefer). Missing, it
+        is refused: the model would silently keep weights the uninterrupted run never had. A
+        call with no step to take ends where it starts: with what an earlier call of this
+        process left in memory, or, first, with the checkpoint the plan starts from."""
+        if segment.action is not Action.SKIP:
+            if self._holds_state or self.found is None:
+                return None
+            return self.found.path
+        stop = segment.entry.stop
+        assert stop is not None  # a finished entry has its stop
+        finals = [
+            found
+            for found in self.available
+            if found.checkpoint.progress.batch == stop.batch
+            and any(
+                entry.name == segment.name
+                and entry.finished
+                and entry.stop is not None
+                and entry.stop.batch == stop.batch
+                for entry in found.checkpoint.ledger or ()
+            )
+        ]
+        if not finals and segment.entry.start.batch == stop.batch:
+            # A call that trained no step ends with what was before it: the model as built
+            # at step 0, what the previous call left in memory, or any checkpoint at that step
+            # (the state after k steps is one state, whichever call saved it).
+            if self._holds_state or stop.batch == 0:
+                return None
+            finals = [f for f in self.available if f.checkpoint.progress.batch == stop.batch]
+        if not finals:
+            raise IntegrationError(
+                f"call {segment.name!r} finished at lifetime step {stop.batch}, but no checkpoint "
+                f"under {self.checkpoints!r} records it finished there: its final checkpoint "
+                "was deleted or never written, and without it the model would not hold what "
+                "the uninterrupted run had after the call. Keep every call's final "
+                f"checkpoint: {self.keep_final}"
+            )
+        return finals[-1].path
 
     # -- the step counter --------------------------------------------------------------------------
 
@@ -184,6 +244,17 @@ class Session:
                 f"{framework} ended call {segment.name!r} at lifetime step {lifetime}, before "
                 f"the plan's stop {segment.stop.batch}: {remedy}"
             )
+
+    def stops(self) -> frozenset[int]:
+        """The lifetime steps at which the script's calls up to the current one stop: where
+        their final checkpoints are, which a rotation of checkpoints must keep (a skipped call
+        restores its own, :attr:`Start.restore_from`)."""
+        current = self.current()
+        return frozenset(
+            segment.stop.batch
+            for segment in self._plan().segments
+            if segment.index <= current.index and not segment.failed
+        )
 
     def save_due(self, framework_step: int) -> bool:
         """Whether ``save_on`` has a checkpoint due after the framework's step: the interval

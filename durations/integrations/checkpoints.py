@@ -37,7 +37,7 @@ from ..checkpoint import Checkpoint
 from ..errors import CheckpointFormatError, shown_value
 from ..loader import Loader
 from ..progress import Progress
-from ..readers import checkpoint_json
+from ..readers import LEDGER_FILE, checkpoint_json
 from . import INSTALL_HINT
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "CheckpointReader",
     "FoundCheckpoint",
     "latest_checkpoint",
+    "list_checkpoints",
     "read_composer_checkpoint",
     "read_lightning_checkpoint",
     "read_transformers_checkpoint",
@@ -59,8 +60,6 @@ __all__ = [
 DURATIONS_KEY = "durations"
 #: The callback whose state (``state.callbacks.<name>``) holds the ledger in a Composer checkpoint.
 COMPOSER_CALLBACK = "DurationsCallback"
-#: The file the Hugging Face integration writes in every ``checkpoint-N`` directory.
-LEDGER_FILE = "durations.json"
 
 
 # -- file access: local paths, or fsspec URLs ---------------------------------------------------
@@ -554,30 +553,37 @@ def _as_location(location: str, root: str, path: str) -> str:
     return posixpath.join(location.rstrip("/"), relative)
 
 
-def latest_checkpoint(
+def list_checkpoints(
     location: str | os.PathLike[str], *, reader: CheckpointReader = LIGHTNING
-) -> FoundCheckpoint | None:
-    """The checkpoint under ``location`` (searched recursively) that records the most progress.
+) -> list[FoundCheckpoint]:
+    """Every checkpoint under ``location`` (searched recursively), ordered by the progress each
+    records: oldest first, the one :func:`latest_checkpoint` picks last.
 
-    ``location`` is a local folder or an fsspec URL. Candidates are the entries ``reader``
-    recognises (``LIGHTNING``: ``.ckpt`` files; ``COMPOSER``; ``TRANSFORMERS``: ``checkpoint-N``
-    directories); each is read and the one with the highest lifetime step wins, whatever its
-    name or modification time. Returns ``None`` when ``location`` does not exist or holds no
-    candidate. A candidate that cannot be read (say, cut short by the crash) is skipped with a
-    ``RuntimeWarning``; if every candidate fails, the first error is raised.
+    ``location`` is a local folder or an fsspec URL; candidates are the entries ``reader``
+    recognises, each read once. The order is the lifetime step, then (among checkpoints at the
+    same step) the one whose ledger records more finished calls, then more started calls; the
+    path only breaks exact ties, never a name or modification time. Returns ``[]`` when
+    ``location`` does not exist or holds no candidate. A candidate that cannot be read (say, cut
+    short by the crash) is skipped with a ``RuntimeWarning``; if every candidate fails, the first
+    error is raised. A candidate without a ledger beside others that have one is a save cut
+    short before the integration wrote its ledger: left out, with a ``RuntimeWarning``.
     """
-    text = os.fspath(location)
+    return _listed(os.fspath(location), reader, stacklevel=3)
+
+
+def _listed(text: str, reader: CheckpointReader, *, stacklevel: int) -> list[FoundCheckpoint]:
+    """:func:`list_checkpoints`; ``stacklevel`` makes its warnings name the public caller."""
     fs, root = _filesystem(text)
     entries: list[tuple[str, bool]] = []
     if fs is None:
         if not os.path.isdir(root):
-            return None
+            return []
         for directory, dirs, files in os.walk(root):
             entries += [(os.path.join(directory, d), True) for d in dirs]
             entries += [(os.path.join(directory, f), False) for f in files]
     else:
         if not fs.exists(root) or not fs.isdir(root):
-            return None
+            return []
         for path, info in fs.find(root, withdirs=True, detail=True).items():
             if path.rstrip("/") != root.rstrip("/"):
                 entries.append((path, info.get("type") == "directory"))
@@ -594,10 +600,53 @@ def latest_checkpoint(
             warnings.warn(
                 f"skipping {candidate}: it cannot be read as a {reader.kind} checkpoint ({error})",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=stacklevel,
             )
-    if not found:
-        if errors:
-            raise errors[0]
-        return None
-    return max(found, key=_rank)
+    if not found and errors:
+        raise errors[0]
+    return sorted(_finished_saves(found, text, stacklevel=stacklevel), key=_rank)
+
+
+def _finished_saves(
+    found: list[FoundCheckpoint], location: str, *, stacklevel: int
+) -> list[FoundCheckpoint]:
+    """The checkpoints of ``found`` a run may resume from: where any carries a ledger, only
+    those that do.
+
+    An integration writes its ledger into every checkpoint it saves, last (Hugging Face's
+    ``durations.json`` follows the framework's own files): in a folder the integration writes
+    to, a checkpoint without one is a save the kill cut short, whose step counter would outrank
+    the last finished save. Only a location with no ledger at all (a run started without the
+    integration) is taken up by its step counters (semantics.md rule 10). Each candidate set
+    aside is named in a ``RuntimeWarning``.
+    """
+    if all(candidate.checkpoint.ledger is None for candidate in found):
+        return found
+    for candidate in found:
+        if candidate.checkpoint.ledger is None:
+            warnings.warn(
+                f"skipping {candidate.path}: it has no ledger while other checkpoints under "
+                f"{location} do, so its save was cut short (the integration writes the ledger "
+                "last); the newest checkpoint that has one is taken",
+                RuntimeWarning,
+                stacklevel=stacklevel + 1,
+            )
+    return [candidate for candidate in found if candidate.checkpoint.ledger is not None]
+
+
+def latest_checkpoint(
+    location: str | os.PathLike[str], *, reader: CheckpointReader = LIGHTNING
+) -> FoundCheckpoint | None:
+    """The checkpoint under ``location`` (searched recursively) that records the most progress.
+
+    ``location`` is a local folder or an fsspec URL. Candidates are the entries ``reader``
+    recognises (``LIGHTNING``: ``.ckpt`` files; ``COMPOSER``; ``TRANSFORMERS``: ``checkpoint-N``
+    directories); each is read and the one with the highest lifetime step wins, whatever its
+    name or modification time. Returns ``None`` when ``location`` does not exist or holds no
+    candidate. A candidate that cannot be read (say, cut short by the crash) is skipped with a
+    ``RuntimeWarning``; if every candidate fails, the first error is raised. A candidate
+    without a ledger beside others that have one is a save cut short before the integration
+    wrote its ledger: left out, with a ``RuntimeWarning``. The last of :func:`list_checkpoints`.
+    """
+    found = _listed(os.fspath(location), reader, stacklevel=3)
+    return found[-1] if found else None

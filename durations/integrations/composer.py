@@ -16,8 +16,10 @@ own state (``state_dict``/``load_state_dict``: ``state.callbacks.DurationsCallba
 newest checkpoint under ``checkpoints`` **by recorded progress** (a folder or an fsspec URL) and,
 when Composer loaded another one (its ``latest`` symlink names the file saved last, and a kill
 between removing and re-creating that symlink leaves none: Composer then starts from scratch),
-loads that one into the trainer. ``callback.fit`` then trains nothing for a finished call, and
-passes every other call's remaining steps as ``duration='<n>ba'``, so a ``0.1ep`` target becomes
+loads that one into the trainer. ``callback.fit`` then trains nothing for a finished call (and
+loads that call's final checkpoint into the trainer, the state an uninterrupted run holds when
+it returns; the newest one again before the next call trains), and passes every other call's
+remaining steps as ``duration='<n>ba'``, so a ``0.1ep`` target becomes
 the step count Composer accepts and a resumed call runs to the target stored when it started
 (Composer's ``fit(duration=...)`` adds the duration to the elapsed time on every run). A call
 with ``reset_time`` resets Composer's clock when it starts, never when it resumes.
@@ -25,7 +27,8 @@ with ``reset_time`` resets Composer's clock when it starts, never when it resume
 Composer restores the whole trainer state from its checkpoint (weights, optimizers,
 schedulers, the timestamp), and its resume skips the ``batch_in_epoch`` batches the checkpoint
 records; the callback checks, before the first step, that this puts the data where the plan
-says. See ``docs/integrations.md``.
+says. With ``save_on=`` and ``Trainer(save_interval=callback.save_interval)`` the trainer saves
+on the plan's grid of lifetime steps. See ``docs/integrations.md``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Any
 from ..checkpoint import Checkpoint
 from ..errors import CheckpointFormatError
 from ..fit import FitCall, RunConfig
+from ..intervals import At, AtCallEnds, Every
 from ..plans import Segment
 from . import INSTALL_HINT
 from ._session import (
@@ -74,6 +78,13 @@ class _Callback:
 
     Fit with :meth:`fit`, not ``trainer.fit()``: a finished call must not train at all, and the
     callback decides ``duration`` and ``reset_time``.
+
+    With ``save_on`` (an :class:`~durations.Every`, :class:`~durations.At` or
+    :class:`~durations.AtCallEnds`, or a time string meaning ``Every``: ``"0.25ep"``), the
+    trainer saves after each lifetime step of that interval resolved on the plan, and at each
+    call's stop: one grid across calls, restarts and ``reset_time``. Pass
+    ``Trainer(save_interval=callback.save_interval)``, which does that in place of Composer's
+    own interval (whose ``"0.25ep"`` Composer refuses: it takes whole epochs only).
     """
 
     def __init__(
@@ -82,12 +93,24 @@ class _Callback:
         calls: Sequence[FitCall],
         *,
         checkpoints: str | os.PathLike[str],
+        save_on: Every | At | AtCallEnds | str | None = None,
     ) -> None:
-        self.session = Session(config, calls, checkpoints, COMPOSER)
+        self.session = Session(
+            config,
+            calls,
+            checkpoints,
+            COMPOSER,
+            save_on=save_on,
+            keep_final="Composer saves it at the end of every fit; keep it "
+            "(save_num_checkpoints_to_keep=-1, the default)",
+        )
+        self._save_on = save_on
         self._state: Any = None
         self._active = False
         self._loaded: Mapping[str, Any] | None = None
         self._rng: Any = None
+        #: The checkpoint whose state the trainer holds (``None``: none, or what it trained).
+        self._holding: str | None = None
 
     @property
     def lifetime_step(self) -> int:
@@ -111,10 +134,20 @@ class _Callback:
             )
         require_registered(self, trainer.state.callbacks, "Trainer")
         start = self.session.begin()
-        if start.kind is StartKind.SKIP:
-            return
-        segment = start.segment
         state = trainer.state
+        if start.kind is StartKind.SKIP:
+            if start.restore_from is not None and self._holding != start.restore_from:
+                # The state an uninterrupted run holds when this call returns: its final
+                # checkpoint's (Composer loaded the newest one when the Trainer was built).
+                self._load(state, trainer.logger, start.restore_from)
+            return
+        wanted = start.resume_from or start.weights_from
+        if wanted is not None and self._holding != wanted:
+            # A skipped call gave the trainer its own final state: the run goes on from the
+            # checkpoint the plan starts at.
+            self._load(state, trainer.logger, wanted)
+        self._holding = None  # from here on, the trainer holds what it trains
+        segment = start.segment
         reset = start.kind is StartKind.RUN and segment.entry.reset_time
         if start.kind is StartKind.RUN and not reset and int(state.timestamp.batch_in_epoch):
             # The previous call stopped inside an epoch of its loader; this call's loader starts
@@ -129,6 +162,16 @@ class _Callback:
             trainer.fit(duration=f"{segment.steps}ba", reset_time=reset, **kwargs)
         finally:
             self._active = False
+
+    def save_interval(self, state: Any, event: Any) -> bool:
+        """Composer's ``save_interval`` on the plan's grid: ``Trainer(save_interval=
+        callback.save_interval)`` saves after each lifetime step of ``save_on`` resolved on the
+        plan (``Session.save_due``), and after each call's stop."""
+        from composer.core import Event
+
+        if event != Event.BATCH_CHECKPOINT or not self._active:
+            return False
+        return self.session.save_due(int(state.timestamp.batch))
 
     # -- Composer's side ----------------------------------------------------------------------
 
@@ -173,22 +216,31 @@ class _Callback:
                 )
             return
         if self._holds(found.checkpoint.to_dict(), state):
+            self._holding = found.path
             return
+        self._load(state, logger, found.path)
+
+    def _load(self, state: Any, logger: Any, path: str) -> None:
+        """Load the checkpoint at ``path`` (one of the session's) into the trainer's state:
+        weights, optimizers, schedulers, timestamp; its random state is restored at the next
+        ``fit``."""
         from composer.utils import checkpoint, maybe_create_object_store_from_uri, parse_uri
 
+        found = next(f for f in self.session.available if f.path == path)
         self._loaded = None
-        store = maybe_create_object_store_from_uri(found.path)
-        _, _, path = parse_uri(found.path)
+        store = maybe_create_object_store_from_uri(path)
+        _, _, local = parse_uri(path)
         self._rng = checkpoint.load_checkpoint(
-            path=path, state=state, logger=logger, object_store=store, progress_bar=False
+            path=local, state=state, logger=logger, object_store=store, progress_bar=False
         )
-        state.load_path = found.path
+        state.load_path = path
         if not self._holds(found.checkpoint.to_dict(), state):
             raise IntegrationError(
-                f"Composer loaded {found.path}, but the trainer is at step "
+                f"Composer loaded {path}, but the trainer is at step "
                 f"{int(state.timestamp.batch)}, not the {found.checkpoint.progress.batch} "
                 "it records"
             )
+        self._holding = path
 
     def _holds(self, wanted: Mapping[str, Any], state: Any) -> bool:
         """Whether the trainer holds the checkpoint ``wanted`` (a durations checkpoint dict)."""
@@ -216,6 +268,20 @@ class _Callback:
                 f"{self.session.checkpoints!r}"
             )
         for saver in savers:
+            ours = saver.save_interval == self.save_interval
+            if self.session.save_on is not None and not ours:
+                raise IntegrationError(
+                    f"save_on={self._save_on!r} would be unused: the trainer saves on "
+                    "Composer's own save_interval (which counts Composer's clock, restarted by "
+                    "reset_time, and refuses fractions of an epoch); pass "
+                    "Trainer(save_interval=callback.save_interval) to save on the plan's grid"
+                )
+            if ours and self.session.save_on is None:
+                raise IntegrationError(
+                    "save_interval=callback.save_interval saves on the callback's save_on, "
+                    "which is None: give DurationsCallback(..., save_on=...) (such as "
+                    "save_on='500ba'), or the Trainer a save_interval of Composer's own"
+                )
             folder = format_name_with_dist(saver.folder, state.run_name)
             if not (_is_url(self.session.checkpoints) or _is_url(folder)) and not _within(
                 folder, self.session.checkpoints

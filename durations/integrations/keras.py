@@ -13,8 +13,10 @@ data, or on the grid of ``save_on`` resolved on the plan, and when a call ends, 
 ``<checkpoints>/step-<N>/`` (the model's weights with the optimizer's variables,
 ``model.weights.h5``, and the durations checkpoint with the ledger, ``durations.json``), written
 to a temporary folder and renamed into place, so that a process killed while saving leaves the
-previous checkpoint whole. At the first ``fit`` of a process it plans from the newest of those
-checkpoints (chosen by recorded progress); ``callback.fit`` then skips finished calls, restores
+previous checkpoint whole; the newest ``keep`` are kept, and each call's final folder. At the
+first ``fit`` of a process it plans from the newest of those checkpoints (chosen by recorded
+progress); ``callback.fit`` then skips finished calls, giving the model each one's final
+weights and optimizer state (what an uninterrupted run holds when the call returns), restores
 the started one and goes on to its stored target, and gives a call that starts after a restart
 the previous call's final weights and optimizer state.
 
@@ -178,7 +180,15 @@ class _Callback:
             )
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 1):
             raise ValueError(f"keep={keep!r}: expected a whole number >= 1, or None to keep all")
-        self.session = Session(config, calls, checkpoints, KERAS, save_on=save_on)
+        self.session = Session(
+            config,
+            calls,
+            checkpoints,
+            KERAS,
+            save_on=save_on,
+            keep_final="the callback's keep= never removes a call's final step-<N> folder; "
+            "do not delete it",
+        )
         self.keep = keep
         self._active = False
         self._step = 0
@@ -228,6 +238,10 @@ class _Callback:
                 )
         start = self.session.begin()
         if start.kind is StartKind.SKIP:
+            if start.restore_from is not None:
+                # The state an uninterrupted run has when this call returns: its final weights
+                # and optimizer variables (the optimizer's step counter included).
+                _restore(model, start.restore_from, start.segment)
             return None
         segment = start.segment
         loader = segment.loader
@@ -419,8 +433,12 @@ class _Callback:
         else:
             os.rename(temporary, final)
         if self.keep is not None:
-            for _, older in _folders(root)[: -self.keep]:
-                shutil.rmtree(older, ignore_errors=True)
+            # Each call's final checkpoint stays beside the newest ``keep``: a re-run restores
+            # it when it skips the call (the state an uninterrupted run has after it).
+            finals = self.session.stops()
+            for step, older in _folders(root)[: -self.keep]:
+                if step not in finals:
+                    shutil.rmtree(older, ignore_errors=True)
 
     def on_train_end(self, logs: Any = None) -> None:
         self.session.check_reached_stop(

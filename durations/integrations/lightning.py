@@ -11,9 +11,9 @@ The callback stores the durations checkpoint (with the ledger) under the ``"dura
 every Lightning checkpoint (``on_save_checkpoint``), stops each ``fit()`` at its segment's exact
 step (``trainer.should_stop``), saves a checkpoint at the end of every call, and at the first
 ``fit()`` of a process plans from the newest ``.ckpt`` under ``checkpoints`` (a folder or an
-fsspec URL), chosen by recorded progress. ``callback.fit`` then skips finished calls, resumes
-the started one with ``ckpt_path`` and gives a call that starts after a restart the previous
-call's final weights.
+fsspec URL), chosen by recorded progress. ``callback.fit`` then skips finished calls, loading
+each one's final weights into the model, resumes the started one with ``ckpt_path`` and gives a
+call that starts after a restart the previous call's final weights.
 
 An exact mid-epoch resume needs a loader with ``state_dict``/``load_state_dict``, such as
 torchdata's ``StatefulDataLoader``: a plain ``DataLoader`` replays the epoch (checked). The
@@ -99,7 +99,14 @@ class _Callback:
     ) -> None:
         if schedule is not None and not isinstance(schedule, Schedule):
             raise TypeError(f"schedule={schedule!r}: expected a durations.Schedule or None")
-        self.session = Session(config, calls, checkpoints, LIGHTNING, save_on=save_on)
+        self.session = Session(
+            config,
+            calls,
+            checkpoints,
+            LIGHTNING,
+            save_on=save_on,
+            keep_final="save_at_end=True (the default) writes <call>-end.ckpt; do not delete it",
+        )
         self.save_at_end = save_at_end
         self.schedule = schedule
         self.on_extend = on_extend
@@ -137,13 +144,14 @@ class _Callback:
         require_registered(self, trainer.callbacks, "pl.Trainer")
         start = self.session.begin()
         if start.kind is StartKind.SKIP:
+            if start.restore_from is not None:
+                # The weights an uninterrupted run holds when this call returns.
+                _load_weights(model, start.restore_from)
             return
         if start.weights_from is not None:
             # The call starts after a restart: the previous call's final weights, as an
-            # uninterrupted script would hand them over in memory. Lightning creates the
-            # optimizers afresh at every fit(), so the weights are all there is to restore.
-            stored = _torch_load(start.weights_from)
-            model.load_state_dict(stored["state_dict"])
+            # uninterrupted script would hand them over in memory.
+            _load_weights(model, start.weights_from)
         self._active = True
         self._resume_from = start.resume_from
         self._loader_states = None  # set by on_load_checkpoint when Lightning resumes
@@ -354,6 +362,13 @@ class _Callback:
         segment = self.session.current()
         if self.save_at_end:
             trainer.save_checkpoint(self._path(f"{_file_name(segment.name)}-end.ckpt"))
+
+
+def _load_weights(model: Any, path: str) -> None:
+    """Load the weights of the ``.ckpt`` at ``path`` into ``model``. Lightning creates the
+    optimizers afresh at every ``fit()`` (``configure_optimizers``), so the weights are all an
+    uninterrupted script carries from one call to the next."""
+    model.load_state_dict(_torch_load(path)["state_dict"])
 
 
 def _world(loader: Loader) -> tuple[int, int]:

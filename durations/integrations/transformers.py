@@ -10,10 +10,11 @@ One ``trainer.train()`` per ``FitCall``, in order, through :meth:`DurationsCallb
 The callback stops each ``train()`` at its segment's exact step, saves at the end of every call,
 writes the durations checkpoint (``durations.json``, with the ledger) into every ``checkpoint-N``
 directory, and at the first ``train()`` of a process plans from the newest of those checkpoints
-(chosen by recorded progress). ``callback.train`` then skips finished calls, resumes the started
-one with Hugging Face's own ``resume_from_checkpoint`` (whose batch skip puts the data exactly
-where the plan says, which the callback checks), and gives a call that starts after a restart the
-previous call's final weights.
+(chosen by recorded progress). ``callback.train`` then skips finished calls, loading each one's
+final checkpoint into the trainer (the weights, and the optimizer's state, which a reused
+trainer carries to the next ``train()``), resumes the started one with Hugging Face's own
+``resume_from_checkpoint`` (whose batch skip puts the data exactly where the plan says, which the
+callback checks), and gives a call that starts after a restart the previous call's final weights.
 
 Hugging Face counts ``global_step`` from 0 in every ``train()``, and names checkpoints after it,
 so each call needs its own ``output_dir`` under ``checkpoints`` (checked).
@@ -96,7 +97,15 @@ class _Callback:
     ) -> None:
         if schedule is not None and not isinstance(schedule, Schedule):
             raise TypeError(f"schedule={schedule!r}: expected a durations.Schedule or None")
-        self.session = Session(config, calls, checkpoints, TRANSFORMERS, save_on=save_on)
+        self.session = Session(
+            config,
+            calls,
+            checkpoints,
+            TRANSFORMERS,
+            save_on=save_on,
+            keep_final="it is the last checkpoint-N of the call's output_dir (save_total_limit "
+            "keeps it); do not delete it",
+        )
         self.schedule = schedule
         self.on_extend = on_extend
         self._curve: ResolvedSchedule | None = None
@@ -133,6 +142,12 @@ class _Callback:
         require_registered(self, trainer.callback_handler.callbacks, "Trainer")
         start = self.session.begin()
         if start.kind is StartKind.SKIP:
+            if start.restore_from is not None:
+                # The state an uninterrupted run holds when this call returns: its final
+                # checkpoint's weights, and its optimizer's state in the trainer, which carries
+                # it to the next train() when the script reuses the trainer or its optimizer.
+                trainer._load_from_checkpoint(start.restore_from)
+                _restore_optimizer(trainer, start.restore_from)
             return None
         output_dir = str(trainer.args.output_dir)
         if not _within(output_dir, self.session.checkpoints):
@@ -329,8 +344,12 @@ class _Callback:
             return
         directory = os.path.join(str(args.output_dir), f"checkpoint-{state.global_step}")
         data = self.session.checkpoint_dict(state.global_step)
-        with open(os.path.join(directory, LEDGER_FILE), "w", encoding="utf-8") as handle:
+        # Written whole or not at all (a temporary file renamed): its presence marks the
+        # checkpoint finished, since Hugging Face has written its own files before on_save.
+        temporary = os.path.join(directory, f".{LEDGER_FILE}.partial")
+        with open(temporary, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=1)
+        os.replace(temporary, os.path.join(directory, LEDGER_FILE))
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.session.check_reached_stop(
@@ -339,6 +358,22 @@ class _Callback:
             "raise max_steps / num_train_epochs, or remove what stopped it (an "
             "EarlyStoppingCallback, an iterable dataset that ran out)",
         )
+
+
+def _restore_optimizer(trainer: Any, checkpoint: str) -> None:
+    """Load the optimizer state of ``checkpoint`` (``optimizer.pt``) into the trainer's
+    optimizer, created first if the trainer has none yet (Hugging Face creates one only when
+    it has none: a reused trainer, or one given ``optimizers=``, keeps its optimizer from one
+    ``train()`` to the next)."""
+    import torch
+
+    path = os.path.join(checkpoint, "optimizer.pt")
+    if not os.path.isfile(path):
+        return
+    if trainer.optimizer is None:
+        trainer.create_optimizer()
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    trainer.optimizer.load_state_dict(state)
 
 
 def _check_unused_scheduler_arguments(args: Any, name: str) -> None:

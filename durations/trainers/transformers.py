@@ -454,6 +454,22 @@ def _train(trainer: _Trainer, call: Call, disk: _Disk, messages: list[str]) -> C
     )
 
 
+@attrs.frozen
+class _Epochs:
+    """What ``set_initial_training_values`` computes of the epochs of a ``train()``."""
+
+    batch_size: int
+    round_size: int  # one local batch on every rank
+    len_dataloader: int
+    epoch_length: int  # the positions an epoch reads
+    shuffled: bool
+    accumulation: int
+    max_steps: int
+    updates_per_epoch: int
+    num_train_epochs: int
+    num_examples: int
+
+
 def _run(
     trainer: _Trainer,
     call: Call,
@@ -461,30 +477,41 @@ def _run(
     messages: list[str],
     batches: list[tuple[int, ...]],
 ) -> None:
-    args, data = trainer.args, call.data
+    """``Trainer.train``: resolve the checkpoint, size the epochs, set up the state, run."""
     if call.resume_latest and call.resume_from_checkpoint:
         raise ValueError("give resume_latest or resume_from_checkpoint, not both")
     if call.world_size < 1:
         raise ValueError(f"world_size must be an int >= 1, got {call.world_size!r}")
-    # train(): resolve the checkpoint.
-    resume: _State | None = None
+    resume = _resume_from(trainer.args, call, disk)
+    epochs = _epochs(trainer, call)
+    epochs_trained, skip = _init_training_state(trainer, epochs, resume, messages)
+    _epoch_loop(trainer, call, disk, messages, batches, epochs, epochs_trained, skip, resume)
+
+
+def _resume_from(args: _Args, call: Call, disk: _Disk) -> _State | None:
+    """``train(resume_from_checkpoint=...)``: which checkpoint, if any."""
     if call.resume_from_checkpoint:
         resume = disk.highest(args.output_dir)
         if resume is None:
             raise _RaisedError(
                 "ValueError", f"No valid checkpoint found in output directory ({args.output_dir})"
             )
-    elif call.resume_latest:
-        resume = disk.latest(args.output_dir)
+        return resume
+    if call.resume_latest:
+        return disk.latest(args.output_dir)
+    return None
 
-    # get_train_dataloader(), then set_initial_training_values().
+
+def _epochs(trainer: _Trainer, call: Call) -> _Epochs:
+    """``get_train_dataloader()``, then ``set_initial_training_values()``."""
+    args, data = trainer.args, call.data
     batch_size = trainer.train_batch_size
     if data.samples == 0 and args.train_sampling_strategy == "random":
         raise _RaisedError(
             "ValueError", "num_samples should be a positive integer value, but got num_samples=0"
         )
     world = trainer.built_with.world_size
-    round_size = world * batch_size  # one local batch on every rank
+    round_size = world * batch_size
     if args.dataloader_drop_last:
         len_dataloader = data.samples // round_size
     else:
@@ -494,7 +521,6 @@ def _run(
     epoch_length = data.samples if world == 1 else len_dataloader * round_size
     if args.dataloader_drop_last:
         epoch_length = len_dataloader * round_size
-    shuffled = args.train_sampling_strategy == "random"
     accumulation = args.gradient_accumulation_steps
     max_steps = args.max_steps
     updates_per_epoch = max(
@@ -520,10 +546,27 @@ def _run(
             "args.max_steps must be set to a positive value if dataloader does not have a "
             f"length, was {args.max_steps}",
         )
-    steps_in_epoch = len_dataloader
+    return _Epochs(
+        batch_size=batch_size,
+        round_size=round_size,
+        len_dataloader=len_dataloader,
+        epoch_length=epoch_length,
+        shuffled=args.train_sampling_strategy == "random",
+        accumulation=accumulation,
+        max_steps=max_steps,
+        updates_per_epoch=updates_per_epoch,
+        num_train_epochs=num_train_epochs,
+        num_examples=num_examples,
+    )
 
-    # _init_training_state().
-    state = _State(save_steps=args.save_steps, train_batch_size=batch_size)
+
+def _init_training_state(
+    trainer: _Trainer, epochs: _Epochs, resume: _State | None, messages: list[str]
+) -> tuple[int, int]:
+    """``_init_training_state()``: the state (restored from ``resume``), the epochs trained and
+    the batches to skip, and what ``train()`` logs. Returns the last two."""
+    args = trainer.args
+    state = _State(save_steps=args.save_steps, train_batch_size=epochs.batch_size)
     epochs_trained = 0
     skip = 0
     if resume is not None:
@@ -541,19 +584,18 @@ def _run(
             )
         if mismatch:
             messages.append(_MISMATCH + mismatch)
-        epochs_trained = state.global_step // updates_per_epoch
+        epochs_trained = state.global_step // epochs.updates_per_epoch
         if not args.ignore_data_skip:
-            skip = state.global_step % updates_per_epoch * accumulation
-    state.max_steps = max_steps
-    state.num_train_epochs = num_train_epochs
+            skip = state.global_step % epochs.updates_per_epoch * epochs.accumulation
+    state.max_steps = epochs.max_steps
+    state.num_train_epochs = epochs.num_train_epochs
     trainer.state = state
-
     messages += [
-        f"Num examples = {num_examples:,}",
-        f"Num Epochs = {num_train_epochs:,}",
-        f"Num update steps per epoch = {updates_per_epoch:,}",
-        f"Gradient Accumulation steps = {accumulation}",
-        f"Total optimization steps = {max_steps:,}",
+        f"Num examples = {epochs.num_examples:,}",
+        f"Num Epochs = {epochs.num_train_epochs:,}",
+        f"Num update steps per epoch = {epochs.updates_per_epoch:,}",
+        f"Gradient Accumulation steps = {epochs.accumulation}",
+        f"Total optimization steps = {epochs.max_steps:,}",
     ]
     if resume is not None:
         messages.append(
@@ -565,10 +607,25 @@ def _run(
                 f"Fast-forwarding the dataloader past {epochs_trained} epochs and {skip} batches "
                 "to resume from the exact training state."
             )
+    return epochs_trained, skip
 
-    # The epoch loop of _inner_training_loop() and _run_epoch().
+
+def _epoch_loop(
+    trainer: _Trainer,
+    call: Call,
+    disk: _Disk,
+    messages: list[str],
+    batches: list[tuple[int, ...]],
+    epochs: _Epochs,
+    epochs_trained: int,
+    skip: int,
+    resume: _State | None,
+) -> None:
+    """The epoch loop of ``_inner_training_loop()`` and ``_run_epoch()``."""
+    args, state, data = trainer.args, trainer.state, call.data
+    accumulation, steps_in_epoch = epochs.accumulation, epochs.len_dataloader
     remainder = steps_in_epoch % accumulation or accumulation
-    for epoch in range(epochs_trained, num_train_epochs):
+    for epoch in range(epochs_trained, epochs.num_train_epochs):
         step = -1
         updates_done = 0
         position = 0  # the next batch of the epoch the loader yields
@@ -578,15 +635,15 @@ def _run(
             position = skip
         pending: list[int] = []
         stop = False
-        for update in range(updates_done, updates_per_epoch):
-            wanted = accumulation if update != updates_per_epoch - 1 else remainder
-            fetched = range(position, min(position + wanted, len_dataloader))
+        for update in range(updates_done, epochs.updates_per_epoch):
+            wanted = accumulation if update != epochs.updates_per_epoch - 1 else remainder
+            fetched = range(position, min(position + wanted, epochs.len_dataloader))
             position = fetched.stop if fetched else position
             for batch in fetched:
                 step += 1
-                start = batch * round_size
-                read = range(start, min(start + round_size, epoch_length))
-                pending += data.read(read, epoch=epoch, shuffled=shuffled)
+                start = batch * epochs.round_size
+                read = range(start, min(start + epochs.round_size, epochs.epoch_length))
+                pending += data.read(read, epoch=epoch, shuffled=epochs.shuffled)
                 if (step + 1) % accumulation != 0 and step + 1 != steps_in_epoch:
                     continue
                 state.global_step += 1

@@ -2,17 +2,21 @@
 from outside (SIGKILL) and run again, unchanged, by ``test_composer_integration.py``.
 
 The script is the README's at toy size: 2 epochs of A (100 samples, batch 10), then 0.1 epoch
-of B (300 samples, batch 10), 23 steps; the items carry their ids (A: 0-99, B: 1000-1299), the
-learning rate is 0 and sampling is sequential. One ``Trainer`` with ``autoresume=True`` and a
-checkpoint after every step, two ``callback.fit`` calls. With ``"reset": true`` the second call
-has ``reset_time=True``.
+of B (300 samples, batch 10), 23 steps; the items carry their ids (A: 0-99, B: 1000-1299),
+sampling is sequential, and SGD with momentum trains at rate 0.1, so that every step changes the
+weights and the momentum. One ``Trainer`` with ``autoresume=True`` and a checkpoint after every
+step, two ``callback.fit`` calls. With ``"reset": true`` the second call has
+``reset_time=True``; with ``"save_on": interval`` the callback has it and the trainer saves on
+it (``save_interval=callback.save_interval``) instead of after every step.
 
 The job is a JSON file: ``root`` (the checkpoint folder), ``log`` (a JSON-lines file, flushed
 line by line so a kill leaves what was written), ``hold_at`` (after the checkpoint of that
 lifetime step, log ``{"hold": k}`` and sleep until killed), ``pace`` (seconds to sleep after
 each step, so a kill from outside lands inside the run on a busy machine). The log has
 ``{"start": k}`` when a process's first step is about to run, ``{"step": k, "call": name,
-"ids": [...]}`` after each step (``k`` its lifetime step count after it), and ``{"end": k}``.
+"ids": [...]}`` after each step (``k`` its lifetime step count after it), ``{"after": name,
+"state": {...}}`` when each ``callback.fit`` returns (trained or skipped: the weights and the
+momentum buffers, as the hex of their bytes), and ``{"end": k}``.
 
 Run: ``python -m tests.frameworks._composer_integration_worker JOB.json``.
 """
@@ -84,7 +88,8 @@ def main(job: dict[str, Any]) -> None:
             loss: torch.Tensor = (outputs**2).mean()
             return loss
 
-    callback = DurationsCallback(CONFIG, calls, checkpoints=job["root"])
+    save_on = job.get("save_on")
+    callback = DurationsCallback(CONFIG, calls, checkpoints=job["root"], save_on=save_on)
     started = False
 
     class Probe(Callback):
@@ -106,11 +111,20 @@ def main(job: dict[str, Any]) -> None:
                 model.pending = []
                 time.sleep(job.get("pace", 0))
 
+    def state() -> dict[str, list[str]]:
+        """What the trainer carries from one fit to the next, bit by bit."""
+        buffers = [s["momentum_buffer"] for s in optimizer.state_dict()["state"].values()]
+        return {
+            "model": [t.detach().numpy().tobytes().hex() for t in model.state_dict().values()],
+            "optimizer": [t.numpy().tobytes().hex() for t in buffers],
+        }
+
     torch.manual_seed(0)
     model = IdModel()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     trainer = Trainer(
         model=model,
-        optimizers=torch.optim.SGD(model.parameters(), lr=0.0),
+        optimizers=optimizer,
         device="cpu",
         callbacks=[callback, Probe()],
         progress_bar=False,
@@ -118,13 +132,14 @@ def main(job: dict[str, Any]) -> None:
         seed=0,
         run_name="run",
         save_folder=job["root"],
-        save_interval="1ba",
+        save_interval=callback.save_interval if save_on else "1ba",
         save_overwrite=True,
         autoresume=True,
     )
     for call in calls:
         dataset = IdDataset(call.loader)
         callback.fit(trainer, train_dataloader=DataLoader(dataset, batch_size=10))
+        write({"after": call.name, "state": state()})
     trainer.close()
     write({"end": callback.lifetime_step})
 

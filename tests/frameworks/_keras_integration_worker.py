@@ -5,8 +5,10 @@ step. ``tests/frameworks/test_keras_integration.py`` runs it and kills it with S
 
 Usage: ``python -m tests.frameworks._keras_integration_worker JOB.json`` where the job holds
 ``root`` (the checkpoint folder), ``log`` (a JSON-lines file), ``hold_at`` (after the checkpoint
-of that lifetime step, log ``hold`` and wait to be killed) and ``pace`` (seconds to sleep in
-every step, so that a kill from outside lands inside the run).
+of that lifetime step, log ``hold`` and wait to be killed), ``pace`` (seconds to sleep in
+every step, so that a kill from outside lands inside the run) and ``lr`` (optional: train with
+Adam at that learning rate, so that every step changes the weights and the optimizer's
+moments; the model sees the ids divided by 1000 and learns twice that).
 
 ``python -m tests.frameworks._keras_integration_worker --serve`` imports Keras once and then,
 for every job path read from stdin, forks a new process (its own session) that runs the job
@@ -17,8 +19,10 @@ of importing torch and Keras are not paid again.
 
 The log: ``{"durations": path}`` (where durations was imported from), ``{"call": name, "at":
 k}`` for every fit that trains (the first says where the process starts),
-``{"ids": [...]}`` for every batch trained, written before the step's checkpoint, then
-``{"hold": k}`` or ``{"end": true}``.
+``{"ids": [...]}`` for every batch trained, written before the step's checkpoint,
+``{"after": name, "state": {...}}`` when each ``callback.fit`` returns (trained or skipped: the
+model's weights and the optimizer's variables, as the hex of their bytes, and the optimizer's
+iteration count), then ``{"hold": k}`` or ``{"end": true}``.
 """
 
 from __future__ import annotations
@@ -85,14 +89,30 @@ def main(job_path: str) -> None:
                 write({"hold": callback.lifetime_step})
                 time.sleep(600)
 
+    def state() -> dict[str, Any]:
+        """The training state an uninterrupted run carries from one fit to the next, bit by
+        bit."""
+        optimizer = model.optimizer
+        return {
+            "weights": [w.tobytes().hex() for w in model.get_weights()],
+            "optimizer": [
+                keras.ops.convert_to_numpy(v).tobytes().hex() for v in optimizer.variables
+            ],
+            "iterations": int(optimizer.iterations),
+        }
+
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((1,)), Record(), keras.layers.Dense(1)])
-    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0), loss="mse")
+    layers = [keras.Input((1,)), Record(), keras.layers.Rescaling(0.001), keras.layers.Dense(1)]
+    model = keras.Sequential(layers)
+    lr = job.get("lr")
+    optimizer = keras.optimizers.SGD(learning_rate=0.0) if lr is None else keras.optimizers.Adam(lr)
+    model.compile(optimizer=optimizer, loss="mse")
     for call in CALLS:
         loader = call.loader
         offset = OFFSETS[loader.name or ""]
         x = np.arange(offset, offset + (loader.samples or 0), dtype="float32").reshape(-1, 1)
-        callback.fit(model, x, np.zeros_like(x), verbose=0, callbacks=[callback, Probe()])
+        callback.fit(model, x, x * 0.002, verbose=0, callbacks=[callback, Probe()])
+        write({"after": call.name, "state": state()})
     write({"end": True, "iterations": int(model.optimizer.iterations)})
 
 

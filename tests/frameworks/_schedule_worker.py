@@ -10,7 +10,9 @@ batch stays 10: per-device batch ``10 // accumulation``).
 Every optimizer step appends ``{"step": k, "lr": ..., "call": ...}`` to the log before the
 optimizer steps (``k``: the lifetime steps done before it), flushed and synced, so a line a kill
 cut short is the only one lost. With ``pace``, every step starts after that many seconds of
-sleep, so that a kill from outside lands inside the run, not after its end.
+sleep, so that a kill from outside lands inside the run, not after its end. When each
+``callback.train``/``fit`` returns (trained or skipped), ``{"after": call, "weights": [...]}``
+gives the model's weights as the hex of their bytes.
 
 The script is the one of ``test_integrations.py``: 2 epochs of A (100 samples, batch 10), then
 0.1 epoch of B (300 samples, batch 10), 23 steps.
@@ -109,6 +111,11 @@ def _dataset(loader: Loader) -> Any:
     return Items()
 
 
+def _weights(model: Any) -> list[str]:
+    """The bytes of every tensor of ``model``'s state, in hex: equal means bit for bit."""
+    return [t.detach().cpu().numpy().tobytes().hex() for t in model.state_dict().values()]
+
+
 def _hf(job: dict[str, Any], log: _Log) -> None:
     import torch
     import transformers
@@ -174,6 +181,7 @@ def _hf(job: dict[str, Any], log: _Log) -> None:
         )
         trainer.remove_callback(PrinterCallback)
         callback.train(trainer)
+        log.write({"after": call.name, "weights": _weights(model)})
 
 
 def _lightning(job: dict[str, Any], log: _Log) -> None:
@@ -243,6 +251,7 @@ def _lightning(job: dict[str, Any], log: _Log) -> None:
         )
         batch = 10 // job.get("accumulation", 1)
         callback.fit(trainer, model, StatefulDataLoader(_dataset(call.loader), batch_size=batch))
+        log.write({"after": call.name, "weights": _weights(model)})
 
 
 def main() -> None:

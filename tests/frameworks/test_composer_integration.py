@@ -21,6 +21,7 @@ import itertools
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -74,6 +75,7 @@ def _process(
     hold_at: int | None = None,
     kill_at: int | None = None,
     reset: bool = False,
+    save_on: str | None = None,
 ) -> dict[str, Any]:
     """Run one process of the script; SIGKILL it once it holds after ``hold_at``'s checkpoint,
     or as soon as its log shows step ``kill_at`` (its steps then paced by 0.1 s)."""
@@ -83,7 +85,7 @@ def _process(
     job.write_text(
         json.dumps(
             {"root": str(root / "run"), "log": str(log), "hold_at": hold_at, "pace": pace}
-            | {"reset": reset}
+            | {"reset": reset, "save_on": save_on}
         )
     )
     output = root / f"{name}.out"
@@ -98,6 +100,7 @@ def _process(
         "killed": killed,
         "start": next((i["start"] for i in items if "start" in i), None),
         "steps": [(i["step"], i["call"], tuple(i["ids"])) for i in items if "step" in i],
+        "after": {i["after"]: i["state"] for i in items if "after" in i},
         "end": next((i["end"] for i in items if "end" in i), None),
         "output": output.read_text(errors="replace").splitlines()[-20:],
     }
@@ -184,10 +187,34 @@ def test_uncrashed_run_is_the_plan(uncrashed: dict[str, Any]) -> None:
 
 def test_rerun_of_a_finished_script_trains_nothing(uncrashed: dict[str, Any]) -> None:
     """Run again on the finished run's checkpoints, the script trains no step: both calls
-    are finished in the ledger (Composer's own autoresume would add 2ep and then 0.1ep again)."""
+    are finished in the ledger (Composer's own autoresume would add 2ep and then 0.1ep again);
+    after each skipped call the trainer holds the uninterrupted run's weights and momentum
+    after it, bit for bit (Composer's autoresume alone leaves the end of the run there after
+    the first call too)."""
+    after = uncrashed["after"]
+    assert list(after) == ["pretrain", "curated"]
+    assert after["pretrain"]["model"] != after["curated"]["model"]  # the weights do change
     again = _process(uncrashed["root"], "again")
     assert again["returncode"] == 0, again["output"]
     assert (again["start"], again["steps"], again["end"]) == (None, [], STEPS)
+    assert again["after"] == after
+
+
+def test_killed_in_the_second_call_the_first_s_skip_holds_its_final_state(
+    uncrashed: dict[str, Any], tmp_path: Path
+) -> None:
+    """Killed with SIGKILL after step 22's checkpoint and run again: Composer's autoresume
+    loads step 22 into the trainer when it is built, yet right after the first call's skipped
+    fit the trainer holds the end of that call (step 20's weights and momentum); the second
+    call then resumes from step 22, and the run ends with the uninterrupted run's state, bit
+    for bit."""
+    killed = _process(tmp_path, "p1", hold_at=22)
+    assert killed["killed"], killed["output"]
+    assert killed["returncode"] == -signal.SIGKILL, killed["output"]
+    again = _process(tmp_path, "p2")
+    assert again["returncode"] == 0, again["output"]
+    assert (again["start"], again["end"]) == (22, STEPS)
+    assert again["after"] == uncrashed["after"]
 
 
 def _kills() -> tuple[int, int, int]:
@@ -431,6 +458,92 @@ def test_script_mistakes_are_refused(tmp_path: Path) -> None:
             _trainer(tmp_path, callback, _model())
 
 
+# -- checkpoint intervals from the plan -----------------------------------------------------------
+
+
+def _saved_steps(root: Path) -> list[int]:
+    """The lifetime step of every checkpoint Composer wrote in ``root``, as each records it."""
+    from durations.integrations.checkpoints import read_composer_checkpoint
+
+    return sorted(read_composer_checkpoint(p).progress.batch for p in root.glob("ep*-ba*-rank0.pt"))
+
+
+@pytest.mark.usefixtures("composer")
+def test_save_on_saves_on_the_plan_s_grid(tmp_path: Path) -> None:
+    """save_on="0.25ep", which Composer's own save_interval refuses (a TypeError: it takes whole
+    epochs), with Trainer(save_interval=callback.save_interval): the checkpoints are exactly
+    Every("0.25ep") resolved on the plan, on lifetime steps across both calls, and each call's
+    stop (tests/frameworks/test_save_on.py has the grid)."""
+    from torch.utils.data import DataLoader
+
+    from durations.integrations.composer import DurationsCallback
+    from tests.frameworks._schedule_runs import saved_on
+
+    with _quiet():
+        callback = DurationsCallback(CONFIG, CALLS, checkpoints=tmp_path, save_on="0.25ep")
+        trainer = _trainer(tmp_path, callback, _model(), save_interval=callback.save_interval)
+        try:
+            for index, call in enumerate(CALLS):
+                data = DataLoader(_items(call.loader, index), batch_size=10)
+                callback.fit(trainer, train_dataloader=data)
+        finally:
+            trainer.close()
+    assert _saved_steps(tmp_path) == saved_on("0.25ep") == [3, 5, 8, 10, 13, 15, 18, 20, 23]
+
+
+def test_save_on_keeps_the_grid_across_a_kill(uncrashed: dict[str, Any], tmp_path: Path) -> None:
+    """save_on="3ba", killed with SIGKILL after a random checkpoint of that grid and run again
+    unchanged: the checkpoints of both processes are the grid (21, the second call's first
+    step, included: Composer's own "3ba" counts its clock, which a reset_time would restart),
+    and the run trains the plan's steps and ends with the uninterrupted run's state."""
+    from tests.frameworks._schedule_runs import saved_on
+
+    expected = saved_on("3ba")
+    hold = random.choice([k for k in expected if k < STEPS])
+    about = f"held after step {hold}"
+    processes = [_process(tmp_path, "p1", hold_at=hold, save_on="3ba")]
+    assert _saved_steps(tmp_path / "run") == [k for k in expected if k <= hold], about
+    processes.append(_process(tmp_path, "p2", save_on="3ba"))
+    assert processes[1]["start"] == hold, about
+    assert _saved_steps(tmp_path / "run") == expected, about
+    _check_killed_run(processes, uncrashed, about, CALLS)
+    assert processes[1]["after"]["curated"] == uncrashed["after"]["curated"], about
+
+
+# (save_on, save_interval: the callback's or Composer's own, the refusal; why)
+SAVERS = [
+    (
+        "0.25ep",
+        "1ep",
+        "save_on='0.25ep' would be unused: the trainer saves on Composer's own save_interval",
+        "a grid the trainer never saves on would be silently ignored",
+    ),
+    (
+        None,
+        "callback",
+        "save_interval=callback.save_interval saves on the callback's save_on, which is None",
+        "no grid: the trainer would never save, not even at a call's stop",
+    ),
+]
+
+
+@pytest.mark.usefixtures("composer")
+@pytest.mark.parametrize(("save_on", "interval", "message", "why"), SAVERS)
+def test_save_on_and_save_interval_go_together(
+    tmp_path: Path, save_on: str | None, interval: str, message: str, why: str
+) -> None:
+    """The callback's save_on and Trainer(save_interval=callback.save_interval) are given
+    together or not at all: either alone is refused when the Trainer is built, naming the
+    fix."""
+    from durations.integrations.composer import DurationsCallback, IntegrationError
+
+    with _quiet():
+        callback = DurationsCallback(CONFIG, CALLS, checkpoints=tmp_path, save_on=save_on)
+        chosen = callback.save_interval if interval == "callback" else interval
+        with pytest.raises(IntegrationError, match=re.escape(message)):
+            _trainer(tmp_path, callback, _model(), save_interval=chosen)
+
+
 #: Larger than any batch the generated scripts have.
 MICROBATCH = 1_000
 
@@ -469,7 +582,7 @@ def composer_script(scenario: Scenario, process: Any) -> None:
 def test_composer_trainer_follows_the_plan() -> None:
     """The conformance harness: generated scripts (every target unit, reset_time, drop_last),
     crashed after any step up to twice and re-run, train exactly the plan's steps."""
-    from tests.frameworks.test_conformance import SCRIPTS, Process, records
+    from tests.frameworks._harness import SCRIPTS, Process, records
 
     def run(scenario: Scenario, crashes: tuple[int, ...]) -> list[StepRecord]:
         import tempfile

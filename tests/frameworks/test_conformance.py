@@ -26,13 +26,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
-from durations import FitCall, Loader, RunConfig, plan
+from durations import FitCall, Loader, RunConfig
 from durations.scenario import Scenario
-from durations.testing import StepRecord, check_trainer, compare, scenarios
+from durations.testing import StepRecord, check_trainer, compare
 from tests.frameworks._common import quiet
+from tests.frameworks._harness import SCRIPTS, Crash, Process, records
 
 with warnings.catch_warnings():  # the frameworks are optional: their tests skip without them
     warnings.simplefilter("ignore")
@@ -50,72 +50,6 @@ with warnings.catch_warnings():  # the frameworks are optional: their tests skip
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 FRAMEWORK_LOGGERS = ["transformers", "accelerate", "pytorch_lightning", "lightning_fabric"]
-
-
-# -- what the integrations can run -----------------------------------------------------------
-
-
-def _trainable(scenario: Scenario) -> bool:
-    """No call goes on inside an epoch of the previous call's loader: the integrations refuse
-    that (a framework's train/fit starts its loader at the first sample; docs/integrations.md,
-    Limits), so it is left to the planner's own tests."""
-    return all(
-        segment.steps == 0 or segment.start.at_epoch_start
-        for segment in plan(scenario.config, scenario.calls).segments
-    )
-
-
-#: Tiny scripts: up to two calls on up to two loaders of at most 30 samples, batches up to 8,
-#: targets in every unit the integrations stop at exactly (tokens too: the loaders have
-#: tokens_per_sample), reset_time included, data="exact" (the scenarios' default).
-SCRIPTS = scenarios(
-    max_calls=2, max_loaders=2, units=("ba", "sp", "ep", "tok"), max_samples=30, max_batch_size=8
-).filter(_trainable)
-
-
-# -- the adapter: processes, crashes, and the log of what was trained -------------------------
-
-
-class Crash(Exception):  # noqa: N818 - it is not an error: the simulated kill of a process
-    """The simulated kill of a process of the script."""
-
-
-@attrs.define
-class Process:
-    """One process of the script: its checkpoint folder, the log of every step trained so far
-    (by it and the processes before it: call index and sample indices), and its crash step.
-
-    The model reports each batch it trains on with :meth:`trained`, which kills the process
-    (raises :class:`Crash`) before the step after ``crash``: every step is checkpointed, so the
-    process dies right after the checkpoint at its crash step.
-    """
-
-    root: Path
-    log: list[tuple[int, tuple[int, ...]]]
-    crash: int | None
-
-    def trained(self, ids: torch.Tensor) -> None:
-        if len(self.log) == self.crash:
-            raise Crash(f"killed after step {self.crash}")
-        calls = {int(call) for call in ids[:, 0].tolist()}
-        assert len(calls) == 1, f"a batch mixes the items of calls {sorted(calls)}"
-        self.log.append((calls.pop(), tuple(int(i) for i in ids[:, 1].tolist())))
-
-
-def records(scenario: Scenario, log: list[tuple[int, tuple[int, ...]]]) -> list[StepRecord]:
-    """The log as ``StepRecord``s: the call and its loader from the call index the items carry,
-    the sample indices, and the lifetime epoch as the stream shows it: a new epoch begins where
-    the loader changes or its indices start over (``docs/semantics.md`` rule 4)."""
-    out: list[StepRecord] = []
-    epoch, previous = -1, None
-    for index, samples in log:
-        call = scenario.calls[index]
-        loader = call.loader.name
-        if previous is None or previous[0] != loader or samples[0] <= previous[1]:
-            epoch += 1
-        previous = (loader, samples[-1])
-        out.append(StepRecord(call.identity(index), loader, epoch, samples))
-    return out
 
 
 def _quiet() -> contextlib.AbstractContextManager[None]:

@@ -2,7 +2,8 @@
 
 The script under test is the README's two-phase run at toy size: 2 epochs of A (100 samples,
 batch 10), then 0.1 epoch of B (300 samples, batch 10): 20 + 3 = 23 steps. Items carry their ids
-(A: 0-99, B: 1000-1299), the learning rate is 0, and sampling is sequential.
+(A: 0-99, B: 1000-1299), sampling is sequential, and Adam trains at a small rate, so that every
+step changes the weights: each process records them, bit for bit, when each call returns.
 
 A *process* is a fresh model, a fresh callback and a fresh Trainer per fit call, running the
 whole script; a crash at step k raises right after the checkpoint at lifetime step k is written
@@ -16,6 +17,7 @@ The framework tests skip when the framework is missing; the pure tests always ru
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import warnings
@@ -53,13 +55,23 @@ class Step:
     ids: tuple[int, ...]
 
 
+#: The model's weights as the hex of each tensor's bytes: equal means bit for bit.
+Weights = tuple[str, ...]
+
+
 @attrs.frozen
 class Process:
-    """What one process of the script did: where it started and the steps it trained."""
+    """What one process of the script did: where it started, the steps it trained, and the
+    weights when each of its train/fit calls returned (trained or skipped), by call."""
 
     start: int
     steps: tuple[Step, ...]
     final: int
+    after: tuple[tuple[str, Weights], ...] = ()
+
+
+def _weights(model: Any) -> Weights:
+    return tuple(t.detach().cpu().numpy().tobytes().hex() for t in model.state_dict().values())
 
 
 @contextmanager
@@ -97,11 +109,18 @@ def _run(
 
 
 def _check_chain(runs: Sequence[Process], crashes: Sequence[int], full: Process) -> None:
-    """Each process resumes at the previous crash; together they train the uninterrupted run."""
+    """Each process resumes at the previous crash; together they train the uninterrupted run,
+    and end with its weights; a process that skips a call holds the uninterrupted weights
+    after it."""
     from durations.scenario import Scenario
     from durations.testing import compare, expected_steps
 
     assert [run.start for run in runs] == [0, *crashes]
+    assert runs[-1].after[-1] == full.after[-1]
+    uncrashed = dict(full.after)
+    for run in runs:
+        for call, weights in run.after:
+            assert weights == uncrashed[call], (run.start, call)
     assert [run.final for run in runs] == [*crashes, 23]
     trained = [step for run in runs for step in run.steps]
     assert [s.lifetime for s in trained] == list(range(1, 24))
@@ -129,7 +148,10 @@ class SimulatedCrashError(RuntimeError):
     """Raised right after the checkpoint at the crash step is written."""
 
 
-def _hf_process(root: Path, crash_at: int | None) -> Process:
+def _hf_process(root: Path, crash_at: int | None, *, reuse: bool = False) -> Process:
+    """One process of the script on Hugging Face: a Trainer per call, or with ``reuse`` one
+    Trainer for both (its output_dir and dataset set anew for the second), which then carries
+    its optimizer from the first train() to the second."""
     import torch
     import transformers
     from torch.utils.data import Dataset
@@ -165,6 +187,8 @@ def _hf_process(root: Path, crash_at: int | None) -> Process:
     model = IdModel()
     callback = DurationsCallback(CONFIG, CALLS, checkpoints=root)
     steps: list[Step] = []
+    after: list[tuple[str, Weights]] = []
+    trainer: Any = None
 
     class Probe(TrainerCallback):  # type: ignore[misc, unused-ignore]
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -179,34 +203,41 @@ def _hf_process(root: Path, crash_at: int | None) -> Process:
     with _quiet():
         try:
             for call in CALLS:
-                args = TrainingArguments(
-                    output_dir=str(root / (call.name or "")),
-                    per_device_train_batch_size=10,
-                    learning_rate=0.0,
-                    max_steps=1000,
-                    save_strategy="steps",
-                    save_steps=1,
-                    report_to="none",
-                    disable_tqdm=True,
-                    logging_strategy="no",
-                    use_cpu=True,
-                    seed=0,
-                    dataloader_num_workers=0,
-                    train_sampling_strategy="sequential",
-                )
-                trainer = Trainer(
-                    model=model,
-                    args=args,
-                    train_dataset=IdDataset(call.loader),
-                    callbacks=[callback, Probe()],
-                )
-                trainer.remove_callback(PrinterCallback)
+                output_dir = str(root / (call.name or ""))
+                if reuse and call is not CALLS[0]:
+                    # New TrainingArguments would reset accelerate's state under the trainer.
+                    trainer.args.output_dir = output_dir
+                    trainer.train_dataset = IdDataset(call.loader)
+                else:
+                    args = TrainingArguments(
+                        output_dir=output_dir,
+                        per_device_train_batch_size=10,
+                        learning_rate=1e-3,
+                        max_steps=1000,
+                        save_strategy="steps",
+                        save_steps=1,
+                        report_to="none",
+                        disable_tqdm=True,
+                        logging_strategy="no",
+                        use_cpu=True,
+                        seed=0,
+                        dataloader_num_workers=0,
+                        train_sampling_strategy="sequential",
+                    )
+                    trainer = Trainer(
+                        model=model,
+                        args=args,
+                        train_dataset=IdDataset(call.loader),
+                        callbacks=[callback, Probe()],
+                    )
+                    trainer.remove_callback(PrinterCallback)
                 callback.train(trainer)
+                after.append((call.name or "", _weights(model)))
         except SimulatedCrashError:
             pass
     assert callback.session.plan is not None
     final = callback.lifetime_step if steps else callback.session.plan.start.batch
-    return Process(callback.session.plan.start.batch, tuple(steps), final)
+    return Process(callback.session.plan.start.batch, tuple(steps), final, tuple(after))
 
 
 @pytest.fixture(scope="module")
@@ -233,12 +264,31 @@ def test_hf_crashes_at_5_13_20_21_finish_like_the_uninterrupted_run(
     _check_chain(runs, CRASHES, full)
 
 
-def test_hf_rerun_of_a_finished_script_trains_nothing(
+def test_hf_rerun_of_a_finished_script_trains_nothing_and_holds_the_final_weights(
     hf_runs: tuple[Process, list[Process], Path],
 ) -> None:
-    """Re-running the finished script skips both calls (the ledger says finished)."""
+    """Re-running the finished script skips both calls (the ledger says finished), and after
+    each the model holds the uninterrupted run's weights after it, bit for bit (each call's
+    final checkpoint, loaded), not the freshly built model's."""
+    full = hf_runs[0]
     again = _hf_process(hf_runs[2], None)
     assert (again.start, again.steps, again.final) == (23, (), 23)
+    assert len({weights for _, weights in full.after}) == 2  # training changed them
+    assert again.after == full.after
+
+
+def test_hf_reused_trainer_carries_its_optimizer_across_a_restart(tmp_path: Path) -> None:
+    """One Trainer for both calls keeps its optimizer (Adam's moments) from the first train()
+    to the second. Crashed right after the first call's final checkpoint and run again, the
+    skipped first call restores that optimizer state too, so the second call trains as the
+    uninterrupted run's did: its end weights are the same, bit for bit (with the weights alone
+    restored, they are not)."""
+    with _quiet():
+        pytest.importorskip("transformers")
+        pytest.importorskip("accelerate")
+    full = _hf_process(tmp_path / "full", None, reuse=True)
+    runs = [_hf_process(tmp_path / "crashed", crash, reuse=True) for crash in (20, None)]
+    _check_chain(runs, [20], full)
 
 
 def test_hf_checkpoint_dirs_carry_the_ledger(hf_runs: tuple[Process, list[Process], Path]) -> None:
@@ -324,12 +374,13 @@ def _pl_process(root: Path, crash_at: int | None, *, plain: bool = False) -> Pro
             return loss
 
         def configure_optimizers(self) -> torch.optim.Optimizer:
-            return torch.optim.SGD(self.parameters(), lr=0.0)
+            return torch.optim.Adam(self.parameters(), lr=1e-3)
 
     torch.manual_seed(0)
     model = IdModel()
     callback = DurationsCallback(CONFIG, CALLS, checkpoints=root)
     steps: list[Step] = []
+    after: list[tuple[str, Weights]] = []
 
     class Probe(pl.Callback):
         def on_train_batch_start(self, trainer: Any, *args: Any) -> None:
@@ -367,11 +418,12 @@ def _pl_process(root: Path, crash_at: int | None, *, plain: bool = False) -> Pro
                 kind: Any = DataLoader if plain else StatefulDataLoader
                 loader = kind(IdDataset(call.loader), batch_size=10)
                 callback.fit(trainer, model, loader)
+                after.append((call.name or "", _weights(model)))
         except SimulatedCrashError:
             pass
     assert callback.session.plan is not None
     final = callback.lifetime_step if steps else callback.session.plan.start.batch
-    return Process(callback.session.plan.start.batch, tuple(steps), final)
+    return Process(callback.session.plan.start.batch, tuple(steps), final, tuple(after))
 
 
 @pytest.fixture(scope="module")
@@ -401,12 +453,16 @@ def test_lightning_crashes_at_5_13_20_21_finish_like_the_uninterrupted_run(
     _check_chain(runs, CRASHES, full)
 
 
-def test_lightning_rerun_of_a_finished_script_trains_nothing(
+def test_lightning_rerun_of_a_finished_script_trains_nothing_and_holds_the_final_weights(
     pl_runs: tuple[Process, list[Process], Path],
 ) -> None:
-    """Re-running the finished script skips both calls."""
+    """Re-running the finished script skips both calls, and after each the model holds the
+    uninterrupted run's weights after it, bit for bit."""
+    full = pl_runs[0]
     again = _pl_process(pl_runs[2], None)
     assert (again.start, again.steps, again.final) == (23, (), 23)
+    assert len({weights for _, weights in full.after}) == 2  # training changed them
+    assert again.after == full.after
 
 
 def test_lightning_ckpt_reader_reads_the_stored_ledger(
@@ -675,3 +731,201 @@ def test_a_callback_the_trainer_does_not_call_is_refused(tmp_path: Path) -> None
     )
     assert (hf.session.segment, pl_callback.session.segment) == (None, None)  # nothing began
     require_registered(hf, [hf], "Trainer")  # registered: passes
+
+
+# -- the state after a skipped call: which checkpoint holds it (pure) ---------------------------
+
+#: The script's checkpoints by lifetime step, as the Hugging Face callback names them.
+HF_DIRS = {
+    13: "pretrain/checkpoint-13",
+    20: "pretrain/checkpoint-20",
+    21: "curated/checkpoint-1",
+    22: "curated/checkpoint-2",
+    23: "curated/checkpoint-3",
+}
+
+# (checkpoints on disk by lifetime step, each call's Start: kind and the checkpoint it restores,
+#  resumes or takes the weights from; why)
+RESTORES = [
+    (
+        [13, 20, 22, 23],
+        [("skip", 20), ("skip", 23)],
+        "finished: each skipped call restores its own final checkpoint, not the newest",
+    ),
+    (
+        [13, 20, 21, 22],
+        [("skip", 20), ("resume", 22)],
+        "killed in the second call: the first call's end, then the resume",
+    ),
+    (
+        [13, 20],
+        [("skip", 20), ("run", 20)],
+        "killed at the call boundary: the first call's end, and the second starts from it",
+    ),
+]
+
+
+@pytest.mark.parametrize(("steps", "starts", "why"), RESTORES)
+def test_a_skipped_call_restores_its_final_checkpoint(
+    tmp_path: Path, steps: list[int], starts: list[tuple[str, int]], why: str
+) -> None:
+    """Session.begin gives every skipped call the checkpoint whose recorded progress is the
+    call's stop and whose ledger records it finished there (Start.restore_from): the state an
+    uninterrupted run holds when the call returns."""
+    from durations.integrations._session import Session
+
+    full = plan(CONFIG, CALLS)
+    for step in steps:
+        _hf_dir(tmp_path, HF_DIRS[step], full.checkpoint_at(step))
+    session = Session(CONFIG, CALLS, tmp_path, TRANSFORMERS)
+    got = []
+    for _ in CALLS:
+        start = session.begin()
+        chosen = start.restore_from or start.resume_from or start.weights_from
+        got.append((start.kind.value, chosen))
+    assert got == [(kind, str(tmp_path / HF_DIRS[step])) for kind, step in starts], why
+
+
+def test_a_skipped_call_without_its_final_checkpoint_is_refused(tmp_path: Path) -> None:
+    """A call the ledger records as finished whose final checkpoint is gone (a rotation deleted
+    pretrain's step 20) cannot be given its state: refused, naming the call, the step and the
+    fix, never left with the model as the script built it."""
+    from durations.integrations import IntegrationError
+    from durations.integrations._session import Session
+
+    full = plan(CONFIG, CALLS)
+    for step in (21, 22):
+        _hf_dir(tmp_path, HF_DIRS[step], full.checkpoint_at(step))
+    session = Session(CONFIG, CALLS, tmp_path, TRANSFORMERS, keep_final="keep it")
+    with pytest.raises(IntegrationError) as raised:
+        session.begin()
+    assert str(raised.value) == (
+        f"call 'pretrain' finished at lifetime step 20, but no checkpoint under '{tmp_path}' "
+        "records it finished there: its final checkpoint was deleted or never written, and "
+        "without it the model would not hold what the uninterrupted run had after the call. "
+        "Keep every call's final checkpoint: keep it"
+    )
+
+
+def test_a_checkpoint_cut_short_before_its_ledger_is_set_aside(tmp_path: Path) -> None:
+    """Killed after Hugging Face's trainer_state.json and before the callback's on_save, a
+    checkpoint-N has a step counter and no ledger. Beside checkpoints with one it is a save cut
+    short: set aside with a warning naming it (its counter would outrank the last finished
+    save, and its step, read without a ledger, is not where the data is), and the process
+    resumes from the newest ledgered one. A folder with no ledger anywhere is still taken up by
+    its step counters (rule 10)."""
+    from durations.integrations._session import Session
+
+    full = plan(CONFIG, CALLS)
+    _hf_dir(tmp_path, "pretrain/checkpoint-11", full.checkpoint_at(11))
+    cut = tmp_path / "pretrain" / "checkpoint-12"
+    cut.mkdir()
+    (cut / "trainer_state.json").write_text(json.dumps({"global_step": 12, "epoch": 1.2}))
+    with pytest.warns(RuntimeWarning, match="checkpoint-12: it has no ledger") as caught:
+        start = Session(CONFIG, CALLS, tmp_path, TRANSFORMERS).begin()
+    assert [str(w.message).split(":")[0] for w in caught] == [f"skipping {cut}"]
+    with pytest.warns(RuntimeWarning, match="checkpoint-12: it has no ledger"):
+        latest = latest_checkpoint(tmp_path, reader=TRANSFORMERS)
+    assert latest is not None
+    assert latest.checkpoint == full.checkpoint_at(11)
+    finished = str(tmp_path / "pretrain" / "checkpoint-11")
+    assert (start.kind.value, start.resume_from) == ("resume", finished)
+    assert start.segment.start.batch == 11
+    # The same counter alone in its folder: a run started without the integration.
+    alone = tmp_path / "alone"
+    shutil.copytree(cut, alone / "pretrain" / "checkpoint-12")
+    taken = Session(CONFIG, CALLS, alone, TRANSFORMERS).begin()
+    assert (taken.kind.value, taken.segment.start.batch) == ("resume", 12)
+
+
+def test_a_finished_call_of_no_step_holds_what_was_before_it(tmp_path: Path) -> None:
+    """A call of duration 0ba finishes without a step, so no checkpoint records its end. Run
+    again after a kill in a later call, its skip holds what was before it: the model as built
+    (first, at step 0), or what the previous skip restored; never refused for a missing final
+    checkpoint (found by the Hugging Face conformance run: '0ba' then '2ba', killed after 1)."""
+    from durations.integrations._session import Session
+
+    first = (FitCall(loader=A, duration="0ba", name="none"), FitCall(loader=A, duration="2ba"))
+    config = RunConfig(max_duration="0ba")
+    _hf_dir(tmp_path / "first", "b/checkpoint-1", plan(config, first).checkpoint_at(1))
+    session = Session(config, first, tmp_path / "first", TRANSFORMERS)
+    starts = [session.begin() for _ in first]
+    assert [(s.kind.value, s.restore_from) for s in starts] == [("skip", None), ("resume", None)]
+    assert starts[1].resume_from == str(tmp_path / "first" / "b" / "checkpoint-1")
+    between = (CALLS[0], FitCall(loader=B, duration="0ba", name="none"), CALLS[1])
+    full = plan(CONFIG, between)
+    _hf_dir(tmp_path / "between", "pretrain/checkpoint-20", full.checkpoint_at(20))
+    _hf_dir(tmp_path / "between", "curated/checkpoint-1", full.checkpoint_at(21))
+    again = Session(CONFIG, between, tmp_path / "between", TRANSFORMERS)
+    kinds = [(s.kind.value, s.restore_from) for s in (again.begin() for _ in between)]
+    assert kinds == [
+        ("skip", str(tmp_path / "between" / "pretrain" / "checkpoint-20")),
+        # The checkpoint at step 20 records 'none' finished there too: its state, again.
+        ("skip", str(tmp_path / "between" / "pretrain" / "checkpoint-20")),
+        ("resume", None),
+    ]
+
+
+def test_a_call_with_no_step_to_take_holds_what_the_run_holds(tmp_path: Path) -> None:
+    """A call whose target is already reached (until='2ep' after 2 epochs) is skipped: after a
+    trained call the model holds its state already (nothing to load); first in a process, it
+    takes the checkpoint the plan starts from."""
+    from durations.integrations._session import Session
+
+    calls = (CALLS[0], FitCall(loader=B, until="2ep", name="nothing"))
+    session = Session(CONFIG, calls, tmp_path, TRANSFORMERS)
+    assert session.begin().kind.value == "run"
+    nothing = session.begin()
+    assert (nothing.kind.value, nothing.segment.steps, nothing.restore_from) == ("skip", 0, None)
+    scripted = plan(CONFIG, calls)
+    _hf_dir(tmp_path, "pretrain/checkpoint-20", scripted.checkpoint_at(20))
+    again = Session(CONFIG, calls, tmp_path, TRANSFORMERS)
+    restores = [again.begin().restore_from for _ in calls]
+    assert restores == [str(tmp_path / "pretrain" / "checkpoint-20")] * 2
+    # First in its process: a finished run taken up under extend by a call already reached.
+    _hf_dir(tmp_path, "curated/checkpoint-3", plan(CONFIG, CALLS).checkpoint_at(23))
+    reached = (FitCall(loader=B, until="1ba", name="reached"),)
+    extended = Session(RunConfig(resume="extend"), reached, tmp_path, TRANSFORMERS)
+    first = extended.begin()
+    assert (first.kind.value, first.segment.steps) == ("skip", 0)
+    assert first.restore_from == str(tmp_path / "curated" / "checkpoint-3")
+
+
+def test_list_checkpoints_orders_by_recorded_progress(tmp_path: Path) -> None:
+    """list_checkpoints reads every candidate once and orders them by recorded progress, oldest
+    first, whatever their names; latest_checkpoint is its last, and both skip an unreadable one
+    with a warning."""
+    from durations.integrations.checkpoints import list_checkpoints
+
+    full = plan(CONFIG, CALLS)
+    for step in (23, 13, 20):
+        _hf_dir(tmp_path, HF_DIRS[step], full.checkpoint_at(step))
+    (tmp_path / "pretrain" / "checkpoint-99").mkdir()
+    with pytest.warns(RuntimeWarning, match="checkpoint-99"):
+        listed = list_checkpoints(tmp_path, reader=TRANSFORMERS)
+    assert [found.checkpoint.progress.batch for found in listed] == [13, 20, 23]
+    with pytest.warns(RuntimeWarning, match="checkpoint-99"):
+        assert latest_checkpoint(tmp_path, reader=TRANSFORMERS) == listed[-1]
+    assert list_checkpoints(tmp_path / "missing", reader=TRANSFORMERS) == []
+
+
+def test_integration_errors_are_named_by_their_public_path() -> None:
+    """IntegrationError prints as durations.integrations.IntegrationError (in a traceback and
+    its repr), not by the private module that raises it, and every integration module exports
+    that one class."""
+    import importlib
+    import traceback
+
+    from durations import DurationsError
+    from durations.integrations import IntegrationError
+
+    error = IntegrationError("call 'a': the reason")
+    assert traceback.format_exception_only(error) == [
+        "durations.integrations.IntegrationError: call 'a': the reason\n"
+    ]
+    assert repr(IntegrationError) == "<class 'durations.integrations.IntegrationError'>"
+    assert isinstance(error, DurationsError)
+    assert isinstance(error, RuntimeError)
+    for name in ("_session", "transformers", "lightning", "keras", "composer"):
+        module = importlib.import_module(f"durations.integrations.{name}")
+        assert module.IntegrationError is IntegrationError, name

@@ -16,6 +16,7 @@ Skipped without keras (or torch).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -159,12 +160,28 @@ class Server:
         self.output.close()
 
 
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (the server reaps its processes as they end)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _process(
-    server: Server, root: Path, name: str, *, hold_at: int | None = None, kill_at: int | None = None
+    server: Server,
+    root: Path,
+    name: str,
+    *,
+    hold_at: int | None = None,
+    kill_at: int | None = None,
+    lr: float | None = None,
 ) -> dict[str, Any]:
     """One process of the script: SIGKILL it once it holds after ``hold_at``'s checkpoint, or a
     random moment after its log shows the batch of lifetime step ``kill_at`` (steps then paced
-    by 0.1 s, so the kill lands inside the run, in a step or in its checkpoint)."""
+    by 0.1 s, so the kill lands inside the run, in a step or in its checkpoint). With ``lr``,
+    it trains with Adam at that rate."""
     log, job, output = root / f"{name}.jsonl", root / f"{name}.json", root / f"{name}.out"
     pace = 0.1 if kill_at is not None else 0
     job.write_text(
@@ -175,6 +192,7 @@ def _process(
                 "hold_at": hold_at,
                 "pace": pace,
                 "output": str(output),
+                "lr": lr,
             }
         )
     )
@@ -182,7 +200,7 @@ def _process(
     deadline, killed = time.monotonic() + TIMEOUT, False
     while time.monotonic() < deadline:
         items = read_log(log)
-        if any("end" in i for i in items):
+        if any("end" in i for i in items) or not _alive(pid):  # ended, or failed
             break
         starts = [i["at"] for i in items if "at" in i]
         batches = sum("ids" in i for i in items)
@@ -191,12 +209,14 @@ def _process(
         ):
             if kill_at is not None:
                 time.sleep(random.uniform(0, 0.15))
-            os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # it may have ended meanwhile
+                os.killpg(pid, signal.SIGKILL)
             killed = True
             break
         time.sleep(0.01)
     else:
-        os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
     returncode = server.wait(pid)
     items = read_log(log)
     return {
@@ -206,6 +226,7 @@ def _process(
         "durations": next((i["durations"] for i in items if "durations" in i), None),
         "calls": [(i["call"], i["at"]) for i in items if "at" in i],
         "ids": [tuple(i["ids"]) for i in items if "ids" in i],
+        "after": {i["after"]: i["state"] for i in items if "after" in i},
         "end": any("end" in i for i in items),
         "output": output.read_text(errors="replace").splitlines()[-20:],
     }
@@ -259,6 +280,60 @@ def test_killed_three_times_with_sigkill_trains_the_plan(keras: Any, tmp_path: P
     found = latest_checkpoint(tmp_path / "run", reader=KERAS)
     assert found is not None
     assert found.checkpoint == plan(CONFIG, CALLS).checkpoint_at(STEPS)
+
+
+# -- the state after a skipped call ----------------------------------------------------------------
+
+#: Adam's rate in the runs that learn: every step changes the weights and the moments.
+LR = 0.01
+
+
+@pytest.fixture(scope="module")
+def learning(keras: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A worker server, and the uninterrupted run of the script that learns (``LR``): where it
+    ran and the state it logged when each fit returned."""
+    root = tmp_path_factory.mktemp("keras-learning")
+    server = Server(root)
+    try:
+        full = _process(server, root, "p0", lr=LR)
+        assert full["returncode"] == 0, full["output"]
+        after = full["after"]
+        assert [a["iterations"] for a in after.values()] == [20, 23], after
+        assert after["pretrain"]["weights"] != after["curated"]["weights"]
+        yield server, root, full
+    finally:
+        server.close()
+
+
+def test_a_finished_script_run_again_holds_the_uninterrupted_state(learning: Any) -> None:
+    """Run again once finished, both fits are skipped, and after each the model holds the
+    uninterrupted run's weights and optimizer variables (Adam's moments, the iteration count)
+    after it, bit for bit: the call's step-<N> folder, loaded. (Before: the freshly built
+    model, at iteration 0.)"""
+    server, root, full = learning
+    again = _process(server, root, "again", lr=LR)
+    assert again["returncode"] == 0, again["output"]
+    assert (again["calls"], again["ids"]) == ([], [])
+    assert again["after"] == full["after"]
+
+
+def test_killed_in_the_second_call_the_first_s_skip_holds_its_final_state(
+    learning: Any, tmp_path: Path
+) -> None:
+    """Killed with SIGKILL after step 22's checkpoint (the second call's second), the first
+    call's final folder step-20 is still there beside the newest keep=2; run again, the state
+    right after the first call's skipped fit is the uninterrupted run's at step 20 (weights,
+    moments, 20 iterations), and the end is its end, bit for bit."""
+    server, _, full = learning
+    killed = _process(server, tmp_path, "p1", hold_at=22, lr=LR)
+    assert killed["killed"], killed["output"]
+    assert killed["returncode"] == -signal.SIGKILL, killed["output"]
+    names = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert names == ["step-20", "step-21", "step-22"]
+    again = _process(server, tmp_path, "p2", lr=LR)
+    assert again["returncode"] == 0, again["output"]
+    assert again["calls"] == [("curated", 22)]
+    assert again["after"] == full["after"]
 
 
 # -- in one process -------------------------------------------------------------------------------
@@ -337,7 +412,29 @@ def test_uninterrupted_run_and_a_rerun_of_the_finished_script(keras: Any, tmp_pa
     _check(steps, ())
     assert _process_in(keras, tmp_path, None) == (23, [])
     assert read_keras_checkpoint(tmp_path / "step-23") == plan(CONFIG, CALLS).checkpoint_at(23)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["step-22", "step-23"]  # keep=2
+    # keep=2: the newest two, and each call's final checkpoint
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["step-20", "step-22", "step-23"]
+
+
+def test_a_missing_final_checkpoint_is_refused(keras: Any, tmp_path: Path) -> None:
+    """With the first call's final step-20 deleted, a re-run of the finished script cannot give
+    the model the state after that call: refused, naming the call, the step and the fix,
+    rather than leaving the model as it was built."""
+    import shutil
+
+    from durations.integrations import IntegrationError
+
+    _process_in(keras, tmp_path, None)
+    shutil.rmtree(tmp_path / "step-20")
+    with pytest.raises(IntegrationError) as caught:
+        _process_in(keras, tmp_path, None)
+    assert str(caught.value) == (
+        f"call 'pretrain' finished at lifetime step 20, but no checkpoint under '{tmp_path}' "
+        "records it finished there: its final checkpoint was deleted or never written, and "
+        "without it the model would not hold what the uninterrupted run had after the call. "
+        "Keep every call's final checkpoint: the callback's keep= never removes a call's "
+        "final step-<N> folder; do not delete it"
+    )
 
 
 @pytest.mark.parametrize("crashes", [[5, 13, 20, 21], [10], [19, 22]])

@@ -23,14 +23,8 @@ from typing import Any
 import pytest
 
 from durations import Every, plan
+from tests.frameworks._schedule_runs import run_worker, saved_on
 from tests.frameworks._schedule_worker import CALLS, CONFIG
-from tests.frameworks.test_schedule_resume import _process
-
-
-def _expected(interval: str) -> list[int]:
-    full = plan(CONFIG, CALLS)
-    grid = set(Every(interval).resolve(full).steps())
-    return sorted(grid | {segment.stop.batch for segment in full.segments})
 
 
 def _saved_steps(framework: str, root: Path) -> list[int]:
@@ -71,7 +65,7 @@ GRIDS = [
 @pytest.mark.parametrize(("interval", "grid", "why"), GRIDS)
 def test_the_grids_are_the_plan_s(interval: str, grid: list[int], why: str) -> None:
     """The expected grids, from the plan alone."""
-    assert _expected(interval) == grid, why
+    assert saved_on(interval) == grid, why
 
 
 @pytest.mark.parametrize("framework", ["hf", "lightning"])
@@ -81,18 +75,18 @@ def test_save_on_saves_on_the_plan_s_grid_across_a_kill(framework: str, tmp_path
     that grid (nothing restarted per call or per process), and the run finishes."""
     pytest.importorskip({"hf": "transformers", "lightning": "pytorch_lightning"}[framework])
     (tmp_path / "uncrashed").mkdir()
-    _ok(_process(framework, tmp_path / "uncrashed", "p0", save_on="0.25ep"))
-    assert _saved_steps(framework, tmp_path / "uncrashed" / "run") == _expected("0.25ep")
+    _ok(run_worker(framework, tmp_path / "uncrashed", "p0", save_on="0.25ep"))
+    assert _saved_steps(framework, tmp_path / "uncrashed" / "run") == saved_on("0.25ep")
 
-    expected = _expected("3ba")
+    expected = saved_on("3ba")
     hold = random.choice([k for k in expected if k < 20])
     crashed = tmp_path / "crashed"
     crashed.mkdir()
-    first = _process(framework, crashed, "p1", hold_at=hold, save_on="3ba")
+    first = run_worker(framework, crashed, "p1", hold_at=hold, save_on="3ba")
     assert first["killed"], (hold, first)
     assert first["returncode"] == -signal.SIGKILL, (hold, first)
     assert _saved_steps(framework, crashed / "run") == [k for k in expected if k <= hold], hold
-    second = _process(framework, crashed, "p2", save_on="3ba")
+    second = run_worker(framework, crashed, "p2", save_on="3ba")
     _ok(second)
     assert second["starts"][0] == hold, (hold, second["starts"])
     assert _saved_steps(framework, crashed / "run") == expected, hold

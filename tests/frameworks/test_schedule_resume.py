@@ -26,11 +26,8 @@ from typing import Any
 import pytest
 
 from durations import plan
-from tests.frameworks._kill import held_or_past, read_log, run_and_kill
+from tests.frameworks._schedule_runs import run_worker
 from tests.frameworks._schedule_worker import BASE, CALLS, CONFIG, COSINE, MORE, SCHEDULE, STEPS
-
-REPO = Path(__file__).resolve().parents[2]
-TIMEOUT = 300.0
 
 
 def _kills() -> tuple[int, int]:
@@ -42,65 +39,17 @@ def _kills() -> tuple[int, int]:
     return first, random.randint(first + 1, STEPS - 2)
 
 
-def _process(
-    framework: str,
-    root: Path,
-    name: str,
-    *,
-    hold_at: int | None = None,
-    kill_at: int | None = None,
-    save_on: str | None = None,
-    accumulation: int = 1,
-    extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Run one process of the script; SIGKILL it once it holds after ``hold_at``'s checkpoint,
-    or as soon as its log shows step ``kill_at`` (its steps then paced by 0.1 s, so that on a
-    busy machine the kill still lands inside the run)."""
-    pace = 0.1 if kill_at is not None else 0
-    log = root / f"{name}.jsonl"
-    job = root / f"{name}.json"
-    job.write_text(
-        json.dumps(
-            {
-                "framework": framework,
-                "root": str(root / "run"),
-                "log": str(log),
-                "hold_at": hold_at,
-                "pace": pace,
-                "save_on": save_on,
-                "accumulation": accumulation,
-                **(extra or {}),
-            }
-        )
-    )
-    output = root / f"{name}.out"
-    due = held_or_past(hold_at, kill_at)
-    returncode, killed = run_and_kill(
-        "tests.frameworks._schedule_worker", job, log, output, due, TIMEOUT
-    )
-    items = read_log(log)
-    return {
-        "name": name,
-        "returncode": returncode,
-        "killed": killed,
-        "starts": [i["start"] for i in items if "start" in i],
-        "steps": [(i["step"], i["lr"], i["call"]) for i in items if "step" in i],
-        "end": any("end" in i for i in items),
-        "output": output.read_text(errors="replace").splitlines()[-20:],
-    }
-
-
 def _run(framework: str, root: Path) -> dict[str, Any]:
     first, second = _kills()
     (root / "uncrashed").mkdir()
     (root / "crashed").mkdir()
     return {
         "kills": (first, second),
-        "uncrashed": _process(framework, root / "uncrashed", "p0"),
+        "uncrashed": run_worker(framework, root / "uncrashed", "p0"),
         "processes": [
-            _process(framework, root / "crashed", "p1", hold_at=first),
-            _process(framework, root / "crashed", "p2", kill_at=second),
-            _process(framework, root / "crashed", "p3"),
+            run_worker(framework, root / "crashed", "p1", hold_at=first),
+            run_worker(framework, root / "crashed", "p2", kill_at=second),
+            run_worker(framework, root / "crashed", "p3"),
         ],
     }
 
@@ -153,6 +102,25 @@ def test_killed_run_follows_the_schedule_at_every_step(framework: str, tmp_path:
     print(json.dumps({"kills": run["kills"], "processes": processes}))
     print(json.dumps({"rates": run["uncrashed"]["steps"]}))
     _check(run)
+
+
+def test_hf_killed_before_its_ledger_resumes_from_the_last_finished_save(tmp_path: Path) -> None:
+    """SIGKILL after Hugging Face's trainer_state.json of checkpoint-12 and before the
+    callback's on_save wrote its durations.json (what a kill in step 11 left in CI): run again
+    unchanged, the run resumes from checkpoint-11, not from the cut save, and trains every step
+    at the uncrashed run's rate. The process is held after checkpoint 12 and the ledger removed,
+    which is exactly that state on disk."""
+    pytest.importorskip("transformers")
+    curve = SCHEDULE.resolve(plan(CONFIG, CALLS))
+    held = run_worker("hf", tmp_path, "p1", hold_at=12)
+    assert held["killed"], held["output"]
+    (tmp_path / "run" / "pretrain" / "checkpoint-12" / "durations.json").unlink()
+    again = run_worker("hf", tmp_path, "p2")
+    assert again["end"], again["output"]
+    assert again["starts"] == [11, 20]
+    assert [(s[0], s[1]) for s in again["steps"]] == [
+        (k, curve.lr(k, BASE)) for k in range(11, STEPS)
+    ]
 
 
 def test_hf_checkpoint_of_a_run_without_the_schedule_is_refused(tmp_path: Path) -> None:
@@ -240,7 +208,7 @@ def test_accumulated_steps_follow_the_schedule(framework: str, tmp_path: Path) -
     the scheduler counts optimizer steps, not micro-batches: every optimizer step trains at
     ResolvedSchedule.lr(k, base) of the same plan, and the run takes its 23 steps."""
     pytest.importorskip({"hf": "transformers", "lightning": "pytorch_lightning"}[framework])
-    run = _process(framework, tmp_path, "ga2", accumulation=2)
+    run = run_worker(framework, tmp_path, "ga2", accumulation=2)
     assert run["returncode"] == 0, run["output"]
     assert run["end"], run["output"]
     curve = SCHEDULE.resolve(plan(CONFIG, CALLS))
@@ -257,7 +225,7 @@ def test_extend_follows_the_chosen_option(framework: str, tmp_path: Path) -> Non
     pytest.importorskip({"hf": "transformers", "lightning": "pytorch_lightning"}[framework])
     from durations import RunConfig
 
-    first = _process(framework, tmp_path, "p0", extra={"schedule": "cosine"})
+    first = run_worker(framework, tmp_path, "p0", extra={"schedule": "cosine"})
     assert first["returncode"] == 0, first["output"]
     assert len(first["steps"]) == STEPS, first["steps"]
     shutil.copytree(tmp_path / "run", tmp_path / "copy")
@@ -268,7 +236,7 @@ def test_extend_follows_the_chosen_option(framework: str, tmp_path: Path) -> Non
         if option == "rewarm":
             root.mkdir()
             shutil.move(tmp_path / "copy", root / "run")
-        more = _process(framework, root, f"more-{option}", extra={"extend": option})
+        more = run_worker(framework, root, f"more-{option}", extra={"extend": option})
         assert more["returncode"] == 0, (option, more["output"])
         curve = COSINE.resolve(extended, on_extend=option)
         expected = [(k, curve.lr(k, BASE), "more") for k in range(STEPS, STEPS + 6)]
@@ -276,3 +244,31 @@ def test_extend_follows_the_chosen_option(framework: str, tmp_path: Path) -> Non
     stretched = COSINE.resolve(extended, on_extend="stretch")
     assert 0.1 * BASE < stretched.lr(STEPS, BASE) < BASE, "stretched: on the way down, not at 0.1"
     assert COSINE.resolve(extended, on_extend="rewarm").lr(STEPS, BASE) == 0.0
+
+
+@pytest.mark.parametrize("framework", ["hf", "lightning"])
+def test_a_killed_extension_run_again_finishes_on_the_stretched_curve(
+    framework: str, tmp_path: Path
+) -> None:
+    """The extension of a finished run (RunConfig(resume="extend"), 6 steps of a new stream,
+    on_extend="stretch"), killed with SIGKILL after its checkpoint at lifetime step 25 and run
+    again unchanged, continues its own ledger (rule 9): the second process resumes call 'more'
+    at step 25 and ends at 29, each of the 6 steps trained once at the stretched curve's rate.
+    Before, the callback refused the re-run ("call 'more' starts inside an epoch")."""
+    pytest.importorskip({"hf": "transformers", "lightning": "pytorch_lightning"}[framework])
+    from durations import RunConfig
+
+    first = run_worker(framework, tmp_path, "p0", extra={"schedule": "cosine"})
+    assert first["returncode"] == 0, first["output"]
+    extra = {"extend": "stretch"}
+    killed = run_worker(framework, tmp_path, "more-1", hold_at=STEPS + 2, extra=extra)
+    assert killed["killed"], killed["output"]
+    assert killed["returncode"] == -signal.SIGKILL, killed["output"]
+    again = run_worker(framework, tmp_path, "more-2", extra=extra)
+    assert again["returncode"] == 0, again["output"]
+    assert again["end"], again["output"]
+    extended = plan(RunConfig(resume="extend"), MORE, plan(CONFIG, CALLS).checkpoint_at(STEPS))
+    curve = COSINE.resolve(extended, on_extend="stretch")
+    expected = [(k, curve.lr(k, BASE), "more") for k in range(STEPS, STEPS + 6)]
+    assert (killed["starts"], again["starts"]) == ([STEPS], [STEPS + 2])
+    assert [tuple(s) for s in killed["steps"] + again["steps"]] == expected

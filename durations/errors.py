@@ -56,7 +56,12 @@ def shown_value(value: object) -> str:
             f"(a {type(value).__name__} of a {abs(numerator).bit_length():,}-bit numerator "
             f"and a {denominator.bit_length():,}-bit denominator)"
         )
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # a container nested past the interpreter's recursion limit
+        return f"(a {type(value).__name__} nested too deeply to show)"
+    except ValueError:  # a container holding an int past the digits Python converts
+        return f"(a {type(value).__name__} holding an int too long to show)"
     if len(text) <= SHOWN_CHARS:
         return text
     return f"{text[:40]}... (a {type(value).__name__} of {len(text):,} characters as repr)"

@@ -7,33 +7,27 @@ has no ledger; it becomes a ``durations`` checkpoint once it is located in a scr
 
 from __future__ import annotations
 
-import errno
-import io
-import json
 import math
 import os
-import stat
-import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from ._files import (
+    LEDGER_FILE,
+    MAX_FILE_BYTES,
+    checkpoint_json,
+    ledger_checkpoint,
+    read_text,
+)
 from .checkpoint import Checkpoint
 from .errors import CheckpointFormatError, shown_value
 from .plans import Plan
 from .progress import Progress
 
 __all__ = ["LEDGER_FILE", "MAX_FILE_BYTES", "ExternalState", "read_checkpoint", "read_text"]
-
-#: The file in which the integrations write the durations checkpoint (its ledger) beside a
-#: trainer's own: in every Hugging Face ``checkpoint-N`` directory and Keras ``step-N`` folder.
-LEDGER_FILE = "durations.json"
-
-#: The largest text file read (a scenario, a checkpoint JSON, a ``trainer_state.json``): 64 MiB,
-#: far past any real one. A larger file is refused before it is decoded.
-MAX_FILE_BYTES = 64 * 2**20
 
 
 @attrs.frozen(kw_only=True)
@@ -103,7 +97,7 @@ def read_checkpoint(path: str | Path) -> Checkpoint | ExternalState:
         if os.path.lexists(ledger):
             return _read_ledger(ledger)
         state = path / "trainer_state.json"
-        if state.is_file():
+        if os.path.lexists(state):  # read_text refuses what is not a regular file
             return _read_transformers(state)
         raise CheckpointFormatError(
             "",
@@ -123,11 +117,7 @@ def read_checkpoint(path: str | Path) -> Checkpoint | ExternalState:
 def _read_ledger(path: Path) -> Checkpoint:
     """The durations checkpoint an integration wrote beside a trainer's own, at ``path``; its
     errors name that file."""
-    data = _read_json(path)
-    try:
-        return Checkpoint.from_dict(data)
-    except CheckpointFormatError as error:
-        raise CheckpointFormatError(error.path, f"{path}: {error.reason}") from None
+    return ledger_checkpoint(_read_json(path), path)
 
 
 def _read_torch(path: Path) -> Checkpoint | ExternalState:
@@ -161,78 +151,8 @@ def _read_torch(path: Path) -> Checkpoint | ExternalState:
     )
 
 
-def read_text(path: str | Path) -> str:
-    """The UTF-8 text of the regular file at ``path``, newlines translated as ``open`` does.
-
-    Only a regular file is read, and at most :data:`MAX_FILE_BYTES` of it: a FIFO, a device or
-    a socket (which could wait for a writer forever, or never end) is refused before anything
-    is read from it, and so is a directory; so is a file that is not UTF-8. Each refusal is an
-    ``OSError`` naming the path.
-    """
-    # O_NONBLOCK: opening a FIFO must not wait for a writer before it can be refused.
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):
-            raise OSError(
-                errno.EINVAL,
-                f"{_kind(status.st_mode)}, not a regular file; expected a file",
-                str(path),
-            )
-        data = b""
-        if status.st_size <= MAX_FILE_BYTES:
-            with os.fdopen(descriptor, "rb", closefd=False) as file:
-                data = file.read(MAX_FILE_BYTES + 1)  # it may have grown since
-    finally:
-        os.close(descriptor)
-    if max(status.st_size, len(data)) > MAX_FILE_BYTES:
-        raise OSError(
-            errno.EFBIG,
-            f"larger than {MAX_FILE_BYTES:,} bytes (64 MiB), the most durations reads",
-            str(path),
-        )
-    try:
-        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
-    except UnicodeDecodeError as error:
-        raise OSError(
-            errno.EILSEQ,
-            f"not UTF-8 text ({error.reason} at byte {error.start}); expected a UTF-8 file",
-            str(path),
-        ) from None
-
-
-def _kind(mode: int) -> str:
-    kinds = [
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ]
-    return next((name for test, name in kinds if test(mode)), "a special file")
-
-
 def _read_json(path: Path) -> Any:
     return checkpoint_json(read_text(path), path)
-
-
-def checkpoint_json(text: str | bytes, where: object) -> Any:
-    """Parse the JSON of a checkpoint read from ``where``; whatever the text holds, a failure
-    is a :class:`CheckpointFormatError` naming ``where`` (bytes must be UTF-8)."""
-    try:
-        return json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointFormatError("", f"{where} is not JSON: {error}") from None
-    except RecursionError:
-        raise CheckpointFormatError(
-            "", f"{where} nests JSON arrays or objects too deeply to be a checkpoint"
-        ) from None
-    except ValueError:  # an integer past the digits int() converts
-        raise CheckpointFormatError(
-            "",
-            f"{where} has an integer of more than {sys.get_int_max_str_digits():,} digits, the "
-            "most Python reads; no checkpoint has one",
-        ) from None
 
 
 def _read_transformers(path: Path, data: Any = None) -> ExternalState:

@@ -36,7 +36,9 @@ def test_typed_marker_is_shipped() -> None:
 
 
 #: Modules that are shells around the core (command line, integrations): they may do I/O.
-SHELLS = {"cli.py", "__main__.py", "readers.py", "testing.py", "_hypothesis.py", "_plot.py"}
+SHELLS = {
+    "cli.py", "__main__.py", "readers.py", "_files.py", "testing.py", "_hypothesis.py", "_plot.py",
+}  # fmt: skip
 #: Packages of shells: framework integrations import their framework (lazily).
 SHELL_PACKAGES = {"integrations"}
 
@@ -47,13 +49,36 @@ def test_core_imports_no_framework() -> None:
     stdlib = {
         "bisect", "collections", "decimal", "difflib", "enum", "fractions", "functools",
         "hashlib", "importlib", "itertools", "json", "math",
-        "numbers", "re", "tomllib", "typing",
+        "numbers", "re", "textwrap", "tomllib", "typing",
     }  # fmt: skip
     for module in (ROOT / "durations").rglob("*.py"):
         if module.name in SHELLS or module.parent.name in SHELL_PACKAGES:
             continue
         for name in re.findall(r"^(?:from|import) (\w+)", module.read_text(), re.MULTILINE):
             assert name in allowed | stdlib, f"{module.name} imports {name}"
+
+
+def _imports(module: Path) -> set[str]:
+    """The modules of durations that ``module`` imports, as dotted names (relative imports
+    resolved), lazily imported ones included."""
+    package = module.relative_to(ROOT).with_suffix("").parts[:-1]
+    found = set()
+    for dots, name in re.findall(r"^\s*from (\.+)([\w.]*) import", module.read_text(), re.M):
+        base = package[: len(package) - len(dots) + 1]
+        found.add(".".join((*base, name) if name else base))
+    return found
+
+
+def test_the_readers_read_in_one_direction() -> None:
+    """One reading layer (durations/_files.py) under both readers; the command line's reader
+    may take the torch readers, which never take it back (no import circle)."""
+    files = ROOT / "durations" / "_files.py"
+    torch_readers = ROOT / "durations" / "integrations" / "checkpoints.py"
+    keras = ROOT / "durations" / "integrations" / "keras.py"
+    assert not {"durations.readers", "durations.integrations"} & _imports(files)
+    assert "durations.readers" not in _imports(torch_readers)
+    assert "durations.readers" not in _imports(keras)
+    assert "durations._files" in _imports(torch_readers) & _imports(ROOT / "durations/readers.py")
 
 
 def test_every_diagnostic_code_is_documented() -> None:

@@ -33,11 +33,19 @@ from typing import IO, Any
 
 import attrs
 
+from .._files import (
+    LEDGER_FILE,
+    MAX_FILE_BYTES,
+    bounded_read,
+    checkpoint_json,
+    ledger_checkpoint,
+    open_regular,
+    read_bytes,
+)
 from ..checkpoint import Checkpoint
 from ..errors import CheckpointFormatError, shown_value
 from ..loader import Loader
 from ..progress import Progress
-from ..readers import LEDGER_FILE, checkpoint_json
 from . import INSTALL_HINT
 
 __all__ = [
@@ -149,7 +157,7 @@ def _torch_load(location: str) -> Any:
             opened.seek(0)
             handle: IO[bytes] | None = opened
         else:
-            with open(path, "rb") as file:
+            with open_regular(path) as file:  # a FIFO or a device is refused, not waited on
                 _refuse_before_torch(file, location)
             handle = None
         with torch.serialization.safe_globals(_plain_values()):
@@ -206,8 +214,13 @@ def _refuse_before_torch(file: IO[bytes], location: str) -> None:
     ``data.pkl`` of a torch zip file, or else the pickles that begin a file of torch's legacy
     format; what cannot be scanned is left to ``torch.load`` to refuse."""
     try:
-        if zipfile.is_zipfile(file):
-            archive = zipfile.ZipFile(file)
+        archive = zipfile.ZipFile(file) if zipfile.is_zipfile(file) else None
+    except Exception:  # a zip that cannot be read: torch.load says what is wrong
+        return
+    if archive is not None:
+        _refuse_inflating(archive, location)
+    try:
+        if archive is not None:
             name = next(n for n in archive.namelist() if n.endswith("data.pkl"))
             pickled: IO[bytes] = io.BytesIO(archive.read(name))
         else:
@@ -219,6 +232,29 @@ def _refuse_before_torch(file: IO[bytes], location: str) -> None:
         raise
     except Exception:  # not a pickle (any more): torch.load says what is wrong, if anything
         return
+
+
+def _refuse_inflating(archive: zipfile.ZipFile, location: str) -> None:
+    """Refuse a torch zip file that would grow in memory past what its bytes on disk hold:
+    ``torch.save`` stores every member uncompressed (so that tensors can be mapped from the
+    file), and its pickle holds only structure, never tensor data. A compressed member (a zip
+    bomb: a megabyte inflating to gigabytes) or a pickle past :data:`MAX_FILE_BYTES` is refused
+    before anything is inflated."""
+    for info in archive.infolist():
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise CheckpointFormatError(
+                "",
+                f"{location}: member {shown_value(info.filename)} is compressed "
+                f"({info.compress_size:,} bytes inflating to {info.file_size:,}); torch.save "
+                "writes every member uncompressed, so this is not a file it wrote",
+            )
+        if info.filename.endswith("data.pkl") and info.file_size > MAX_FILE_BYTES:
+            raise CheckpointFormatError(
+                "",
+                f"{location}: its pickle is {info.file_size:,} bytes, past the "
+                f"{MAX_FILE_BYTES:,} (64 MiB) durations reads; a checkpoint's pickle holds "
+                "its structure and counters, its tensors are stored beside it",
+            )
 
 
 def _scan_pickle(pickled: IO[bytes], location: str) -> None:
@@ -437,10 +473,12 @@ def read_composer_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
 
 
 def _read_json(location: str) -> Any:
-    """The JSON at ``location``; what is not JSON Python reads is a format error."""
+    """The JSON at ``location``, read within the bounds of :mod:`durations._files` (a regular
+    file of at most 64 MiB); what is not JSON Python reads is a format error."""
+    if not _is_url(location):
+        return checkpoint_json(read_bytes(location.removeprefix("file://")), location)
     with _open(location) as handle:
-        raw = handle.read()
-    return checkpoint_json(raw, location)
+        return checkpoint_json(bounded_read(handle, location), location)
 
 
 def read_transformers_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
@@ -453,11 +491,7 @@ def read_transformers_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     location = os.fspath(path)
     ledger_path = _join(location, LEDGER_FILE)
     if _exists(ledger_path):
-        data = _read_json(ledger_path)
-        try:
-            return Checkpoint.from_dict(data)
-        except CheckpointFormatError as error:
-            raise CheckpointFormatError(error.path, f"{ledger_path}: {error.reason}") from None
+        return ledger_checkpoint(_read_json(ledger_path), ledger_path)
     state_path = _join(location, "trainer_state.json")
     if not _exists(state_path):
         raise CheckpointFormatError(

@@ -44,6 +44,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._files import LEDGER_FILE, checkpoint_json, ledger_checkpoint, read_bytes
 from ..checkpoint import Checkpoint
 from ..errors import CheckpointFormatError
 from ..fit import FitCall, RunConfig
@@ -52,7 +53,7 @@ from ..loader import Loader
 from ..plans import Segment
 from . import INSTALL_HINT
 from ._session import IntegrationError, Session, StartKind, created_on_first_use, samples_between
-from .checkpoints import LEDGER_FILE, CheckpointReader, _is_url
+from .checkpoints import CheckpointReader, _is_url
 
 __all__ = [
     "KERAS",
@@ -86,19 +87,11 @@ def read_keras_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     """
     location = os.fspath(path)
     ledger = os.path.join(location, LEDGER_FILE)
-    try:
-        with open(ledger, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except FileNotFoundError:
+    if not os.path.lexists(ledger):
         raise CheckpointFormatError(
             "", f"{location} has no {LEDGER_FILE}; expected a step-<N> folder of the Keras callback"
-        ) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CheckpointFormatError("", f"{ledger} is not JSON: {error}") from None
-    try:
-        return Checkpoint.from_dict(data)
-    except CheckpointFormatError as error:
-        raise CheckpointFormatError(error.path, f"{ledger}: {error.reason}") from None
+        )
+    return ledger_checkpoint(checkpoint_json(read_bytes(ledger), ledger), ledger)
 
 
 def _keras_match(path: str, is_dir: bool) -> bool:

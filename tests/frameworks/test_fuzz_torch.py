@@ -229,3 +229,68 @@ def test_a_call_of_a_global_fetched_from_the_memo_is_left_to_torch(tmp_path: Pat
     path.write_bytes(buffer.getvalue())
     checkpoint = read_lightning_checkpoint(path)
     assert checkpoint.progress.batch == 13
+
+
+def _rezipped(source: Path, target: Path, *, compress: str = "", pad: int = 0) -> Path:
+    """``source`` (a torch.save zip) written again: the members named ending in ``compress``
+    deflated, and ``pad`` zero bytes added to its pickle's end (after STOP, never read)."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+        for info in old.infolist():
+            data = old.read(info.filename)
+            if info.filename.endswith("data.pkl"):
+                data += b"\0" * pad
+            deflate = bool(compress) and info.filename.endswith(compress)
+            new.writestr(info, data, zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED)
+    return target
+
+
+def test_a_zip_bomb_is_refused_before_it_inflates(tmp_path: Path) -> None:
+    """A checkpoint whose pickle is deflated from 2 MB to kilobytes (a zip bomb in small) is
+    refused at once, naming the member and both sizes: torch.save stores every member
+    uncompressed, and torch would inflate the pickle whole into memory (found: a 1 MB file
+    read at 2.3 GB of memory). The same file stored uncompressed reads."""
+    plain = tmp_path / "plain.ckpt"
+    torch.save({"epoch": 1, "global_step": 13}, plain)
+    stored = _rezipped(plain, tmp_path / "stored.ckpt", pad=2_000_000)
+    assert read_lightning_checkpoint(stored).progress.batch == 13
+    bomb = _rezipped(plain, tmp_path / "bomb.ckpt", compress="data.pkl", pad=2_000_000)
+    assert bomb.stat().st_size < 20_000
+    for read in (read_lightning_checkpoint, read_composer_checkpoint, read_checkpoint):
+        with pytest.raises(CheckpointFormatError, match="is compressed") as raised:
+            read(bomb)
+        assert "inflating to 2,000," in str(raised.value)
+        assert "torch.save writes every member uncompressed" in str(raised.value)
+
+
+def test_a_pickle_past_the_bound_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pickle past the readers' bound (64 MiB; lowered here to 1,000 bytes) is refused before
+    it is read; one within it reads."""
+    from durations.integrations import checkpoints
+
+    monkeypatch.setattr(checkpoints, "MAX_FILE_BYTES", 1_000)
+    plain = tmp_path / "plain.ckpt"
+    torch.save({"epoch": 1, "global_step": 13}, plain)
+    assert read_lightning_checkpoint(plain).progress.batch == 13
+    big = _rezipped(plain, tmp_path / "big.ckpt", pad=1_000)
+    with pytest.raises(CheckpointFormatError, match=r"its pickle is [\d,]+ bytes, past the 1,000"):
+        read_lightning_checkpoint(big)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_torch_path_that_is_not_a_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    """A ``.ckpt`` that is a FIFO (which would wait for a writer) or ``/dev/zero`` is refused at
+    once with an OSError naming it, by the torch readers and the command line's reader."""
+    import os
+
+    path = tmp_path / "step.ckpt"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    begun = time.monotonic()
+    for read in (read_lightning_checkpoint, read_composer_checkpoint, read_checkpoint):
+        with pytest.raises(OSError, match="not a regular file"):
+            read(path)
+    assert time.monotonic() - begun < 5

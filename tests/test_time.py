@@ -265,3 +265,17 @@ class TestArithmeticEdges:
         """A float, a bool or text is not a divisor: the TypeError of the operator protocol."""
         with pytest.raises(TypeError, match="unsupported operand"):
             _ = Time(3, EP) / divisor
+
+
+def test_parse_on_a_subclass_builds_the_subclass() -> None:
+    """The cache of parsed strings holds plain ``Time`` values, so only ``Time.parse`` may use
+    it (the guard ``cls is Time``): a subclass's ``parse`` builds its own class, whether or not
+    ``Time`` parsed the same text first, and does not fill the cache with it."""
+
+    class Steps(Time):
+        pass
+
+    assert type(Time.parse("3ba")) is Time  # now in the cache
+    assert type(Steps.parse("3ba")) is Steps
+    assert type(Steps.parse("4ba")) is Steps  # not in the cache before
+    assert type(Time.parse("4ba")) is Time

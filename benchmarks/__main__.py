@@ -12,7 +12,18 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from . import comparing, crash, importing, parsing, planning, plotting, schedule, startup, step
+from . import (
+    comparing,
+    crash,
+    importing,
+    parsing,
+    planning,
+    plotting,
+    sampling,
+    schedule,
+    startup,
+    step,
+)
 from ._composer import VERSION as COMPOSER_VERSION, composer_time
 from ._context import Context
 from ._harness import Figure, Settings
@@ -30,6 +41,7 @@ FIGURES: dict[str, Callable[[Context], Figure]] = {
     "plot": plotting.run,
     "startup": startup.run,
     "compare": comparing.run,
+    "sampling": sampling.run,
 }
 
 

@@ -38,6 +38,7 @@ _EXPORTS = {
     "Loader": "loader",
     "NegativeTimeError": "errors",
     "OnExtend": "schedules",
+    "Order": "order",
     "Padding": "sharding",
     "Plan": "plans",
     "Progress": "progress",

@@ -29,6 +29,7 @@ from .errors import DurationsError, GeometryError, ScheduleError
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
 from .intervals import At, AtCallEnds, Events, Every
 from .loader import Loader
+from .order import Order
 from .planner import plan
 from .plans import Plan, SampleRange, Segment
 from .progress import Progress
@@ -47,6 +48,7 @@ __all__ = [
     "expected_steps",
     "fit_calls",
     "loaders",
+    "orders",
     "plans",
     "progresses",
     "run_configs",
@@ -327,6 +329,11 @@ def _check_flag(name: str, value: object) -> None:
         raise ValueError(f"{name}={value!r}: expected True, False or None (either)")
 
 
+def orders() -> st.SearchStrategy[Order]:
+    """Data orders (semantics.md rule 19): in order, or shuffled with any 64-bit seed."""
+    return st.just(Order.sequential()) | st.integers(0, 2**64 - 1).map(Order.shuffled)
+
+
 def plans(
     *,
     max_calls: int = 4,
@@ -510,6 +517,7 @@ _STRATEGIES: dict[type, Callable[[], st.SearchStrategy[Any]]] = {
     Landmark: _landmarks,
     LedgerEntry: lambda: _segments().map(lambda segment: segment.entry),
     Loader: loaders,
+    Order: orders,
     Plan: plans,
     Progress: progresses,
     ResolvedSchedule: _resolved_schedules,

@@ -1,4 +1,5 @@
-"""Plain PyTorch: a learning-rate scheduler that follows a schedule resolved on the plan.
+"""Plain PyTorch: a learning-rate scheduler that follows a schedule resolved on the plan, and a
+sampler that reads the plan's data order (:class:`OrderSampler`, below).
 
 :func:`scheduler` builds a ``torch.optim.lr_scheduler.LambdaLR`` whose count
 (``last_epoch``) is the run's lifetime step, and whose rate at step ``k`` is exactly
@@ -18,20 +19,26 @@ imported when :func:`scheduler` is called. :func:`lr_lambda` is the bare functio
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ..errors import shown_value
+from ..loader import Loader
+from ..order import MAX_SAMPLES, MULTIPLIERS, PRIME, Order, Permutation
+from ..progress import Progress
 from ..schedules import ResolvedSchedule
+from ..sharding import sample_at
 from . import INSTALL_HINT
 from ._session import IntegrationError
 
-__all__ = ["IntegrationError", "lr_lambda", "scheduler"]
+__all__ = ["IntegrationError", "OrderSampler", "lr_lambda", "scheduler"]
 
 
 def _check(resolved: object) -> ResolvedSchedule:
     if not isinstance(resolved, ResolvedSchedule):
         raise TypeError(
-            f"resolved={resolved!r}: expected a durations.ResolvedSchedule, from "
+            f"resolved={shown_value(resolved)}: expected a durations.ResolvedSchedule, from "
             "Schedule.resolve(plan)"
         )
     return resolved
@@ -64,8 +71,8 @@ def scheduler(optimizer: Any, resolved: ResolvedSchedule, *, step: int) -> Any:
     curve = _check(resolved)
     if isinstance(step, bool) or not isinstance(step, int) or step < curve.start:
         raise IntegrationError(
-            f"invalid step={step!r}: expected the lifetime step the optimizer is at, a whole "
-            f"number >= {curve.start} (where the schedule starts), such as plan.start.batch"
+            f"invalid step={shown_value(step)}: expected the lifetime step the optimizer is at, "
+            f"a whole number >= {curve.start} (where the schedule starts), such as plan.start.batch"
         )
     return _scheduler_class()(optimizer, curve, step)
 
@@ -110,3 +117,203 @@ def _scheduler_class() -> type[Any]:
     PlanLR.__module__ = __name__
     _CLASS.append(PlanLR)
     return PlanLR
+
+
+# -- the data order ------------------------------------------------------------------------------
+
+
+class OrderSampler:
+    """The indices one rank reads of a loader's :class:`~durations.Order`, as a sampler of the
+    shape of torch's ``DistributedSampler``: ``DataLoader(data, batch_size=device_batch_size,
+    sampler=OrderSampler(order, loader, rank=rank))`` on each rank.
+
+    ``loader`` is the plan's loader (``Loader.sharded(...)`` for a data-parallel job: its world
+    size and padding, and ``drop_last``, are what the sampler deals by; a plain ``Loader`` is one
+    rank). It reads epoch ``epoch`` from position ``start`` (semantics.md, rule 19): rank ``r``
+    reads positions ``start + r, start + r + W, ...`` of the rest of the epoch, evened for the
+    ``W`` ranks, each through the order. Iterating it again goes on with the next epoch from its
+    start, unless :meth:`set_epoch` or :meth:`start_at` says otherwise.
+
+    A resume on any world size, device batch size or accumulation starts where the plan is:
+    ``sampler.start_at(run.start)`` (the position of ``plan(config, script, checkpoint)``), or
+    ``load_state_dict`` of a state saved on any number of ranks: the state is the *global*
+    position (every rank's count of samples read, times the world size, from the start), so it
+    means the same on every geometry. The state also records the order and the data's length;
+    a state of another order, seed or length is refused, naming the difference. The state
+    counts the indices this sampler has handed out: a ``DataLoader`` with worker processes
+    takes them ahead of training (``prefetch_factor`` batches per worker), so resume from the
+    plan's position (:meth:`start_at`), which the checkpoint's step decides, unless the state is
+    saved by a loader that accounts for what it prefetched.
+
+    Indices are worked out a chunk at a time on int64 tensors, with the same arithmetic as
+    :class:`~durations.order.Permutation` (so the same indices, checked by the tests).
+    """
+
+    #: Positions worked out per chunk while iterating.
+    CHUNK = 8192
+
+    def __init__(self, order: Order, loader: Loader, *, rank: int, epoch: int = 0) -> None:
+        if not isinstance(order, Order):
+            raise IntegrationError(f"order={shown_value(order)}: expected a durations.Order")
+        if not isinstance(loader, Loader) or loader.samples is None:
+            raise IntegrationError(
+                f"loader={shown_value(loader)}: expected a sized durations.Loader (the plan's "
+                "loader, Loader.sharded(...) for a data-parallel job)"
+            )
+        world = loader.sharding.world_size if loader.sharding is not None else 1
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world:
+            raise IntegrationError(
+                f"rank={shown_value(rank)}: expected a rank from 0 to {world - 1} of the "
+                f"loader's world size {world}"
+            )
+        order.epoch(samples=loader.samples, epoch=0)  # an epoch it can order, or refused now
+        self.order, self.loader, self.rank, self.world_size = order, loader, rank, world
+        self.samples: int = loader.samples
+        self.epoch, self.start, self._read = 0, 0, 0
+        self._unread: Iterator[int] = iter(())
+        self.set_epoch(epoch)
+
+    # -- where it reads from
+
+    def set_epoch(self, epoch: int) -> None:
+        """Read epoch ``epoch`` (the lifetime epoch counter) from its start, as
+        ``DistributedSampler.set_epoch``; the same epoch again keeps a position set by
+        :meth:`start_at` or a loaded state (frameworks call it at every epoch's start, also
+        right after a resume)."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise IntegrationError(f"epoch={shown_value(epoch)}: expected a whole number >= 0")
+        if epoch != self.epoch:
+            self._begin(epoch, 0)
+
+    def start_at(self, progress: Progress) -> None:
+        """Read from ``progress`` (a plan position: its epoch and ``sample_in_epoch``), the
+        rest of that epoch evened for this sampler's ranks; a position with no step left in
+        the epoch starts the next one."""
+        if not isinstance(progress, Progress):
+            raise IntegrationError(
+                f"progress={shown_value(progress)}: expected a durations.Progress, such as "
+                "plan(...).start"
+            )
+        self._begin(progress.epoch, progress.sample_in_epoch)
+
+    def _begin(self, epoch: int, position: int) -> None:
+        """Read epoch ``epoch`` from ``position``; past its last position, the next epoch."""
+        if self.loader.samples_left_in_epoch(position) == 0:
+            epoch, position = epoch + 1, 0
+        self.epoch, self.start, self._read, self._unread = epoch, position, 0, iter(())
+
+    @property
+    def position(self) -> int:
+        """The global position in the epoch the ranks have read up to: the start, plus the
+        samples this rank has yielded times the world size."""
+        return self.start + (self._read - operator.length_hint(self._unread)) * self.world_size
+
+    # -- the sampler protocol
+
+    def _length(self) -> int:
+        """Positions this stretch holds over all ranks: the rest from ``start``, evened."""
+        return self.loader.samples_left_in_epoch(self.start)
+
+    def __len__(self) -> int:
+        return self._length() // self.world_size
+
+    def __iter__(self) -> Iterator[int]:
+        read = (self.position - self.start) // self.world_size
+        self._read, self._unread = read, iter(())
+        first = self.start + self.rank + read * self.world_size
+        stop = self.start + self._length()
+        order = self.order.epoch(samples=self.samples, epoch=self.epoch)
+        for low in range(first, stop, self.CHUNK * self.world_size):
+            high = min(stop, low + self.CHUNK * self.world_size)
+            chunk = _indices(order, self.samples, range(low, high, self.world_size))
+            self._read += len(chunk)
+            self._unread = iter(chunk)  # what of it is not yielded yet: position counts it
+            yield from self._unread
+        self._unread = iter(())
+        self._begin(self.epoch + 1, 0)
+
+    # -- state, for StatefulDataLoader and checkpoints
+
+    def state_dict(self) -> dict[str, Any]:
+        """The global position (``epoch``, ``position``), and what it is a position of."""
+        return {
+            "epoch": self.epoch,
+            "position": self.position,
+            "order": {"shuffle": self.order.shuffle, "seed": self.order.seed},
+            "samples": self.samples,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Go on from a state saved by an ``OrderSampler`` on any number of ranks."""
+        saved = {"shuffle": self.order.shuffle, "seed": self.order.seed}
+        differences = []
+        if not isinstance(state, Mapping):
+            raise IntegrationError(
+                f"the saved sampler state is {shown_value(state)}: expected the dict an "
+                "OrderSampler's state_dict() returns"
+            )
+        if state.get("order") != saved:
+            differences.append(
+                f"order {shown_value(state.get('order'))} (this sampler's: {saved!r})"
+            )
+        if state.get("samples") != self.samples:
+            differences.append(
+                f"a data set of {shown_value(state.get('samples'))} samples (this one has "
+                f"{self.samples})"
+            )
+        if differences:
+            raise IntegrationError(
+                "the saved sampler state is of " + " and ".join(differences) + ": its position "
+                "would read other samples. Resume with the order and data set the run started "
+                "with, or start a new stream (another loader name, semantics.md rule 4)"
+            )
+        epoch, position = (_saved(state, name) for name in ("epoch", "position"))
+        self._begin(epoch, position)
+
+
+def _saved(state: Mapping[str, Any], name: str) -> int:
+    value = state.get(name)
+    below = 2**64 if name == "epoch" else MAX_SAMPLES + 1
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < below:
+        raise IntegrationError(
+            f"the saved sampler state's {name} is {shown_value(value)}: expected a whole "
+            f"number from 0 to {below - 1:,}"
+        )
+    return value
+
+
+def _indices(order: Any, samples: int, positions: range) -> list[int]:
+    """The indices ``positions`` read: the places they wrap to, through ``order`` (a range when
+    sequential), a chunk at a time on int64 tensors for a :class:`Permutation`."""
+    if not isinstance(order, Permutation):
+        return [sample_at(q, samples) for q in positions]
+    try:
+        import torch
+    except ImportError:  # the same arithmetic, one index at a time
+        return [order[sample_at(q, samples)] for q in positions]
+    places = torch.arange(positions.start, positions.stop, positions.step, dtype=torch.int64)
+    places = torch.where(places < samples, places, (places - samples) % samples)
+    return _permuted(order, places).tolist()  # type: ignore[no-any-return]
+
+
+def _permuted(order: Permutation, values: Any) -> Any:
+    """:class:`Permutation` on a tensor of places: its network, then cycle walking."""
+    out = _network(order, values)
+    over = out >= order.samples
+    while bool(over.any()):
+        out[over] = _network(order, out[over])
+        over = out >= order.samples
+    return out
+
+
+def _network(order: Permutation, values: Any) -> Any:
+    half, mask = order.half, (1 << order.half) - 1
+    first, second = MULTIPLIERS
+    left, right = values >> half, values & mask
+    for key in order.keys:
+        y = ((right ^ key) * first) % PRIME
+        y = y ^ (y >> 13)
+        y = (y * second) % PRIME
+        y = y ^ (y >> 16)
+        left, right = right, left ^ (y & mask)
+    return (left << half) | right

@@ -173,7 +173,7 @@ class Checkpoint:
         if version > FORMAT:
             raise CheckpointFormatError(
                 "format",
-                f"format {version} is newer than this version of durations reads "
+                f"format {shown_value(version)} is newer than this version of durations reads "
                 f"(at most {FORMAT}); upgrade durations to read it",
             )
         if version < 1:

@@ -114,7 +114,8 @@ class Loader:
             raise GeometryError(
                 "batch_size",
                 f"a sharded loader's batch_size is world_size x device_batch_size x "
-                f"accumulation = {sharding.batch_size}, got {self.batch_size}; build it with "
+                f"accumulation = {shown_value(sharding.batch_size)}, got "
+                f"{shown_value(self.batch_size)}; build it with "
                 "Loader.sharded(...)",
             )
         if self.samples is not None and self.samples_left_in_epoch(0) == 0:
@@ -196,7 +197,7 @@ class Loader:
                 "batch_size",
                 f"a sharded loader's batch size is world_size x device_batch_size x "
                 f"accumulation; change one of them (with_world_size, or Loader.sharded) "
-                f"instead of asking for batch_size={batch_size!r}",
+                f"instead of asking for batch_size={shown_value(batch_size)}",
             )
         return attrs.evolve(self, batch_size=batch_size)
 

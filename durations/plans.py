@@ -10,7 +10,7 @@ import attrs
 
 from .checkpoint import Checkpoint, LedgerEntry, TakenUp
 from .diagnostics import Diagnostic, Severity
-from .errors import ConversionError, FitCallError
+from .errors import ConversionError, FitCallError, shown_value
 from .fit import FitCall, ResumeMode, RunConfig
 from .loader import Loader
 from .progress import Progress
@@ -259,7 +259,9 @@ class Plan:
         ``max_duration`` (``resolve_dur``).
         """
         if not isinstance(time, Time):
-            raise TypeError(f"resolve() takes a Time, such as Time.parse('0.5dur'), not {time!r}")
+            raise TypeError(
+                f"resolve() takes a Time, such as Time.parse('0.5dur'), not {shown_value(time)}"
+            )
         if time.unit is Unit.DUR:
             time = resolve_dur(time, self.config.max_duration)
         for segment in self._active():
@@ -275,7 +277,8 @@ class Plan:
     def _check_step(self, step: int) -> None:
         if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= self.total_steps:
             raise FitCallError(
-                f"invalid step {step!r}: expected a whole number from 0 to {self.total_steps}"
+                f"invalid step {shown_value(step)}: expected a whole number from 0 to "
+                f"{self.total_steps}"
             )
 
 

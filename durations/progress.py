@@ -239,9 +239,9 @@ class Progress:
         (1, 105, 0)
         """
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-            raise ProgressError("steps", f"expected a whole number >= 0, got {steps!r}")
+            raise ProgressError("steps", f"expected a whole number >= 0, got {shown_value(steps)}")
         if not isinstance(loader, Loader):
-            raise TypeError(f"loader must be a Loader, not {loader!r}")
+            raise TypeError(f"loader must be a Loader, not {shown_value(loader)}")
         if tokens is not None and (steps != 1 or loader.tokens_per_sample is not None):
             raise ConversionError(
                 "tokens",
@@ -356,7 +356,9 @@ class Progress:
         32
         """
         if not isinstance(target, Time):
-            raise TypeError(f"target must be a Time, such as Time.parse('10ba'), not {target!r}")
+            raise TypeError(
+                f"target must be a Time, such as Time.parse('10ba'), not {shown_value(target)}"
+            )
         origin = ZERO if since is None else since
         start = self.normalized(loader)
         value = target.value

@@ -168,7 +168,9 @@ def _read_transformers(path: Path, data: Any = None) -> ExternalState:
         )
     epoch = data.get("epoch")
     if epoch is not None and (
-        isinstance(epoch, bool) or not isinstance(epoch, int | float) or not math.isfinite(epoch)
+        isinstance(epoch, bool)
+        or not isinstance(epoch, int | float)
+        or (isinstance(epoch, float) and not math.isfinite(epoch))
     ):
         raise CheckpointFormatError(
             "epoch", f"{path}: expected a finite number, got {shown_value(epoch)}"
@@ -180,6 +182,6 @@ def _read_transformers(path: Path, data: Any = None) -> ExternalState:
         path=str(path),
         global_step=step,
         # HF writes a float; its shortest repr is what it meant (1.3, not 1.29999...).
-        epoch=None if epoch is None else Fraction(repr(float(epoch))),
+        epoch=None if epoch is None else Fraction(epoch if isinstance(epoch, int) else repr(epoch)),
         details=details,
     )

@@ -102,6 +102,10 @@ class Scenario:
 #: minutes. Longer keys are refused before the TOML is read.
 MAX_KEY_PARTS = 100
 
+#: The most ``[[fit]]`` tables a scenario file may hold: what the command prints stays bounded
+#: (``--json`` lists every call; 5,000 calls made 5.5 MB).
+MAX_CALLS = 1_000
+
 #: A run of ``MAX_KEY_PARTS`` key parts each followed by a dot (bare or quoted keys), starting
 #: where a key starts: linear to search, since a match cannot start inside such a run.
 _LONG_KEY = re.compile(
@@ -210,6 +214,12 @@ class _Parser:
             raise self.fail("fit", "expected an array of tables: write [[fit]], not [fit]")
         if not fits:
             raise self.fail("fit", "empty: add at least one [[fit]] table")
+        if len(fits) > MAX_CALLS:
+            raise self.fail(
+                "fit",
+                f"{len(fits):,} [[fit]] tables; a scenario file has at most {MAX_CALLS:,} (a "
+                "script has a handful; plan() itself takes any number)",
+            )
         calls = tuple(self.fit(i, body, loaders) for i, body in enumerate(fits))
 
         resume = self.table(data.get("resume", {}), "resume", _RESUME)

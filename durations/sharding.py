@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .errors import GeometryError
+from .errors import GeometryError, shown_value
 
 if TYPE_CHECKING:
     from .loader import Loader
@@ -76,7 +76,7 @@ class Padding(enum.Enum):
             if value == member.value:
                 return member
         names = ", ".join(repr(m.value) for m in cls)
-        raise GeometryError("padding", f"expected one of {names}, got {value!r}")
+        raise GeometryError("padding", f"expected one of {names}, got {shown_value(value)}")
 
 
 def _padding(value: Padding | str) -> Padding:
@@ -85,7 +85,7 @@ def _padding(value: Padding | str) -> Padding:
 
 def _whole(field: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise GeometryError(field, f"expected a whole number > 0, got {value!r}")
+        raise GeometryError(field, f"expected a whole number > 0, got {shown_value(value)}")
 
 
 @attrs.frozen

@@ -8,6 +8,14 @@ Targets (:data:`TARGETS`), each fed bytes:
 - ``checkpoint``: a checkpoint JSON file through ``read_checkpoint``, the Hugging Face ledger
   reader (``durations.json``), ``durations inspect`` and ``durations plan --resume-from``;
 - ``trainer-state``: a Hugging Face ``trainer_state.json`` through the same readers;
+- ``schedule``: a scenario's ``[schedule]`` and ``[events]``, placed on a plan, and their
+  factors and intervals from text;
+- ``plot`` (needs matplotlib): ``durations plan FILE --plot OUT.svg``;
+- ``folders``: the checkpoint folders the integrations read on every resume (a Hugging Face
+  ``checkpoint-N``, a Keras ``step-N``), whose files may be anything: JSON, a FIFO, a device,
+  a directory, missing; their readers, ``latest_checkpoint`` and the command line;
+- ``order``: the data order's inputs (``Order``, ``Permutation``, ``step_indices``, and the
+  state an ``OrderSampler`` loads), from JSON or from any value;
 - ``torch`` (needs torch): Lightning and Composer files through their readers, ``read_checkpoint``
   and ``durations inspect``, hostile pickles included, which must be refused and never run.
 
@@ -57,6 +65,8 @@ from durations.scenario import Scenario
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "reliability.md"
 SMALL = ROOT / "tests" / "golden" / "two-phase-small.toml"
+#: A ledger of :data:`SMALL`'s script, for the folders beside a fuzzed one.
+SMALL_CHECKPOINT = ROOT / "tests" / "golden" / "checkpoint-v4.json"
 
 #: The longest error message accepted, whatever the input: hostile text is shown by its start
 #: and its length (``durations.errors.shown``), so a megabyte of input is not a megabyte of error.
@@ -270,6 +280,145 @@ def target_trainer_state(data: bytes, scratch: Path) -> str:
     if code != 0:
         return "refused"
     return "accepted" if isinstance(found, ExternalState) else "accepted (a durations checkpoint)"
+
+
+def target_order(data: bytes, scratch: Path) -> str:
+    """The data order's inputs: a JSON object's ``samples``, ``seed``, ``epoch``, ``world``,
+    ``rank`` and ``state`` (or, for bytes that are not such JSON, a value of any type as the
+    seed): ``Order.shuffled``, ``Permutation`` (an index it gives must be in range; a small
+    epoch must be a bijection), ``step_indices`` on a one-epoch plan, and ``OrderSampler`` (its
+    ``load_state_dict`` of the state, then up to 100 indices, each in range)."""
+    from durations import Order
+    from durations.integrations.torch import OrderSampler
+    from durations.order import Permutation, step_indices
+
+    try:
+        fields = json.loads(data)
+    except (ValueError, RecursionError):
+        fields = None
+    if not isinstance(fields, dict):
+        fields = {"seed": _value(data)}
+    samples, seed, epoch = (
+        fields.get(k, d) for k, d in (("samples", 10), ("seed", 0), ("epoch", 0))
+    )
+    order = _api("Order.shuffled", lambda: Order.shuffled(seed=seed))
+    permutation = _api("Permutation", lambda: Permutation(samples, seed, epoch))
+    if permutation is not None:
+        size = len(permutation)
+        for place in {0, size // 2, size - 1} if size else ():
+            if not 0 <= permutation[place] < len(permutation):
+                raise Escape(f"Permutation gave {permutation[place]} of {len(permutation)}")
+        if len(permutation) <= 64 and sorted(permutation) != list(range(len(permutation))):
+            raise Escape("a permutation that is not a bijection")
+    world, rank, state = fields.get("world", 2), fields.get("rank", 0), fields.get("state")
+    loader = _api(
+        "Loader.sharded",
+        lambda: Loader.sharded(samples=samples, world_size=world, device_batch_size=2, name="a"),
+    )
+    if order is None or loader is None or loader.samples is None:
+        return "refused"
+    if loader.samples <= 10_000:
+        run = plan(RunConfig(max_duration="1ep"), [FitCall(loader=loader)])
+        for step in {1, run.total_steps}:
+            if step <= run.total_steps:
+                _api("step_indices", lambda: step_indices(run, step, order=order, rank=rank))  # noqa: B023
+    sampler = _api("OrderSampler", lambda: OrderSampler(order, loader, rank=rank))
+    if sampler is None:
+        return "refused"
+    loaded = state is None or _api(
+        "load_state_dict",
+        lambda: sampler.load_state_dict(state) or True,  # type: ignore[func-returns-value]
+    )
+    if not loaded:
+        return "state refused"
+    for index in itertools.islice(sampler, 100):
+        if not 0 <= index < loader.samples:
+            raise Escape(f"OrderSampler gave {index} of {loader.samples}")
+    return "read" if state is None else "read from a state"
+
+
+_ORDER_SEEDS = [
+    {"samples": 23, "seed": 5, "epoch": 1, "world": 3, "rank": 2},
+    {"samples": 10**12, "seed": 2**64 - 1, "epoch": 2**40, "world": 8, "rank": 7},
+    {"samples": 1, "seed": 0},
+    {
+        "samples": 23,
+        "seed": 5,
+        "world": 2,
+        "rank": 1,
+        "state": {"epoch": 0, "position": 8, "order": {"shuffle": True, "seed": 5}, "samples": 23},
+    },
+    {
+        "samples": 23,
+        "seed": 5,
+        "state": {"epoch": 3, "position": 30, "order": {"shuffle": True, "seed": 5}, "samples": 23},
+    },
+]
+
+
+#: Where a ``folders`` input is put, and as what kind of file (its first two bytes choose).
+_PLACES = (
+    "checkpoint-7/durations.json",
+    "checkpoint-7/trainer_state.json",
+    "step-7/durations.json",
+)
+_KINDS = ("file", "fifo", "device", "directory", "missing")
+
+
+def target_folders(data: bytes, scratch: Path) -> str:
+    """A checkpoint folder as the integrations find it on a resume: beside an older readable
+    one (``checkpoint-3``, ``step-3``), a newer folder whose file (chosen by the input's first
+    byte: the Hugging Face ledger, its ``trainer_state.json``, the Keras ledger) is of the kind
+    the second byte chooses (the rest of the input as a regular file; a FIFO, which a careless
+    reader waits on forever; ``/dev/zero``, which never ends; a directory; nothing). The folder
+    readers, ``read_checkpoint``, ``latest_checkpoint`` and the command line must read it or
+    refuse it, never hang or escape."""
+    import shutil
+
+    from durations.integrations.checkpoints import (
+        TRANSFORMERS,
+        latest_checkpoint,
+        read_transformers_checkpoint,
+    )
+    from durations.integrations.keras import KERAS, read_keras_checkpoint
+
+    place = _PLACES[data[0] % len(_PLACES)] if data else _PLACES[0]
+    kind = _KINDS[data[1] % len(_KINDS)] if len(data) > 1 else "file"
+    root = scratch / "run"
+    shutil.rmtree(root, ignore_errors=True)
+    older = SMALL_CHECKPOINT.read_bytes()
+    for folder in ("checkpoint-3", "step-3"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "durations.json").write_bytes(older)
+    path = root / place
+    path.parent.mkdir(exist_ok=True)
+    if kind == "file":
+        path.write_bytes(data[2:])
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+    elif kind == "directory":
+        path.mkdir()
+    folder = path.parent
+    read = (
+        read_keras_checkpoint if folder.name.startswith("step-") else read_transformers_checkpoint
+    )
+    found = _api(read.__name__, lambda: read(folder), oserror=True)
+    _api("read_checkpoint(folder)", lambda: read_checkpoint(folder), oserror=True)
+    if kind != "missing":
+        _api("read_checkpoint(file)", lambda: read_checkpoint(path), oserror=True)
+    reader = KERAS if folder.name.startswith("step-") else TRANSFORMERS
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a folder skipped is said so
+        latest = _api("latest_checkpoint", lambda: latest_checkpoint(root, reader=reader))
+    if latest is None:
+        raise Escape("latest_checkpoint lost the older readable folder")
+    _cli("inspect", str(folder))
+    _cli("plan", str(SMALL), "--resume-from", str(folder))
+    if found is None:
+        return "refused (the older folder taken)"
+    return "read" if latest.path == str(folder) else "read (an older folder taken)"
 
 
 #: What a hostile pickle would create if it ever ran: the torch target fails if it exists.
@@ -494,6 +643,29 @@ def _state_seeds(scratch: Path) -> list[bytes]:
     ]
 
 
+def _folder_seeds(scratch: Path) -> list[bytes]:
+    """Each place as each kind, with a ledger or a ``trainer_state.json`` as the file."""
+    texts = [*_files("tests/golden/checkpoint-v*.json"), *_state_seeds(scratch)]
+    seeds = [bytes([p, k]) for p in range(len(_PLACES)) for k in range(1, len(_KINDS))]
+    return seeds + [bytes([p, 0]) + text for p in range(len(_PLACES)) for text in texts]
+
+
+#: Two bytes that choose a place and a kind of file (:func:`target_folders`).
+_KIND_TOKENS = tuple(bytes([p, k]) for p in range(len(_PLACES)) for k in range(len(_KINDS)))
+
+
+def _after_prefix(
+    structure: Callable[[bytes, random.Random], bytes | None],
+) -> Callable[[bytes, random.Random], bytes | None]:
+    """``structure`` applied to an input past its two bytes of place and kind."""
+
+    def mutated(data: bytes, rng: random.Random) -> bytes | None:
+        edited = structure(data[2:], rng)
+        return None if edited is None else data[:2] + edited
+
+    return mutated
+
+
 class _Runs:
     """A class whose pickle, if loaded by plain ``pickle``, calls ``os.mkdir(sentinel)``."""
 
@@ -562,7 +734,35 @@ def _torch_seeds(scratch: Path) -> list[bytes]:
         torch.save(thing, buffer)
         seeds.append(buffer.getvalue())
     seeds.append(pickle.dumps({"epoch": 1, "global_step": 13}, protocol=2))
-    return seeds + hostile_pickles(scratch / SENTINEL_NAME)
+    return seeds + hostile_pickles(scratch / SENTINEL_NAME) + _odd_torch_files(seeds[2])
+
+
+def _odd_torch_files(ledgered: bytes) -> list[bytes]:
+    """Torch zips no torch.save writes, each of a class that escaped once: a ledger with an
+    int key, with keys of mixed types, a value nested 100,000 deep (pickled by hand: pickle
+    itself refuses such depth), and a zip bomb (the pickle deflated from megabytes)."""
+    import torch
+
+    seeds = []
+    for ledger in ({1: 2}, {1: 2, "format": 4}, {"format": 4, (1, 2): "x"}):
+        buffer = io.BytesIO()
+        torch.save({"epoch": 2, "global_step": 1, "durations": ledger}, buffer)
+        seeds.append(buffer.getvalue())
+    deep = 100_000
+    nested = (
+        b"\x80\x02}(X\x0b\x00\x00\x00global_stepK\x03X\x09\x00\x00\x00durations}X\x06"
+        b"\x00\x00\x00format" + b"]" * deep + b"a" * (deep - 1) + b"su."
+    )
+    for pickled, how in ((nested, zipfile.ZIP_STORED), (None, zipfile.ZIP_DEFLATED)):
+        out = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(ledgered)) as old, zipfile.ZipFile(out, "w") as new:
+            for info in old.infolist():
+                content = old.read(info.filename)
+                if info.filename.endswith("data.pkl"):
+                    content = pickled if pickled is not None else content + b"\0" * 2**22
+                new.writestr(info, content, how)
+        seeds.append(out.getvalue())
+    return seeds
 
 
 _VALUES: tuple[object, ...] = (
@@ -890,6 +1090,24 @@ TARGETS: dict[str, Target] = {
             longest=2**14,
         ),
         Target(
+            "folders",
+            "the integrations' folder readers (Hugging Face checkpoint-N, Keras step-N), "
+            "latest_checkpoint, read_checkpoint of a folder, durations inspect, --resume-from; "
+            "files that are FIFOs, devices, directories or missing",
+            target_folders,
+            _folder_seeds,
+            (*_JSON_TOKENS, *_KIND_TOKENS),
+            structure=_after_prefix(mutate_json),
+        ),
+        Target(
+            "order",
+            "Order, Permutation, step_indices, OrderSampler and the state it loads",
+            target_order,
+            lambda scratch: [json.dumps(seed).encode() for seed in _ORDER_SEEDS],
+            _JSON_TOKENS,
+            structure=mutate_json,
+        ),
+        Target(
             "torch",
             "Lightning .ckpt and Composer .pt readers, read_checkpoint, durations inspect; "
             "hostile pickles",
@@ -1049,7 +1267,7 @@ def run(
 
 
 #: The targets of the default run; ``torch`` needs the frameworks environment.
-PURE = ("time", "scenario", "schedule", "checkpoint", "trainer-state")
+PURE = ("time", "scenario", "schedule", "checkpoint", "trainer-state", "folders", "order")
 BEGIN = "<!-- figures: begin (python -m tests.fuzz --budget {budget}{targets} --write-docs) -->"
 END = "<!-- figures: end (fuzz {budget}{targets}) -->"
 

@@ -4,15 +4,26 @@
 from __future__ import annotations
 
 import json
+import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from durations import Checkpoint, CheckpointFormatError, GeometryError, Loader, Progress, Time
+from durations import (
+    Checkpoint,
+    CheckpointFormatError,
+    GeometryError,
+    Loader,
+    Order,
+    Progress,
+    Time,
+)
 from durations.errors import DurationsError
 from durations.integrations.checkpoints import read_transformers_checkpoint
-from durations.readers import read_checkpoint
+from durations.order import Permutation
+from durations.readers import ExternalState, read_checkpoint
 from durations.scenario import Scenario, ScenarioError
 
 from . import fuzz
@@ -137,6 +148,12 @@ def test_a_long_message_is_an_escape(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         # A table declared twice: Python's TOML reader quotes the key whole in its message
         # (found by the schedule target: a message of 5,093 characters).
         lambda: Scenario.from_toml(("[events." + "9" * 5_000 + "]\n") * 2),
+        # Found by the order target: a sharded loader's and an order's numbers were repeated
+        # whole (messages of 40,000 to 97,000 characters).
+        lambda: Loader.sharded(samples=10, world_size=["x"] * 10_000, device_batch_size=1),  # type: ignore[arg-type]
+        lambda: Loader.sharded(samples=10, world_size=1, device_batch_size=1, padding="p" * 10**6),
+        lambda: Order.shuffled(seed=["x"] * 10_000),  # type: ignore[arg-type]
+        lambda: Permutation(10, 0, "e" * 1_000_000),  # type: ignore[arg-type]
     ],
 )
 def test_a_huge_bad_value_gives_a_short_message(make: object) -> None:
@@ -243,3 +260,163 @@ def test_a_key_of_a_few_dotted_parts_is_read() -> None:
     )
     assert [call.loader.name for call in scenario.calls] == ["a.b.c"]
     assert list(scenario.events) == ["every.step"]
+
+
+# -- the integrations' readers: the bounds of the command line's reader --------------------------
+
+
+def _special(kind: str, path: Path) -> None:
+    """Make ``path`` a file of ``kind`` that a careless reader would wait on or never finish."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+    else:
+        path.mkdir()
+
+
+def _folder_readers() -> list[tuple[str, str, Callable[[Path], object]]]:
+    from durations.integrations.keras import read_keras_checkpoint
+
+    return [
+        ("hf ledger", "checkpoint-3/durations.json", read_transformers_checkpoint),
+        ("hf state", "checkpoint-3/trainer_state.json", read_transformers_checkpoint),
+        ("keras ledger", "step-3/durations.json", read_keras_checkpoint),
+        ("cli, hf folder", "checkpoint-3/durations.json", read_checkpoint),
+        ("cli, hf state", "checkpoint-3/trainer_state.json", read_checkpoint),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+@pytest.mark.parametrize("reader", range(5), ids=[r[0] for r in _folder_readers()])
+def test_the_integrations_readers_refuse_what_is_not_a_file(
+    tmp_path: Path, kind: str, reader: int
+) -> None:
+    """A FIFO (which would wait for a writer), a device (``/dev/zero`` never ends) or a
+    directory where a reader expects its JSON is refused at once with an OSError naming the
+    file and its kind, as the command line's reader refuses it (they share durations/_files.py)."""
+    _, inside, read = _folder_readers()[reader]
+    target = tmp_path / inside
+    target.parent.mkdir()
+    _special(kind, target)
+    begun = time.monotonic()
+    with pytest.raises(OSError, match="not a regular file") as raised:
+        read(target.parent)
+    assert time.monotonic() - begun < 5
+    assert raised.value.filename == str(target)
+
+
+def test_latest_checkpoint_skips_a_fifo_and_takes_the_rest(tmp_path: Path) -> None:
+    """On a resume, a checkpoint folder whose ledger is a FIFO is skipped with a warning, not
+    waited on: the newest readable one is taken."""
+    from durations.integrations.checkpoints import TRANSFORMERS, latest_checkpoint
+
+    good = tmp_path / "checkpoint-2"
+    good.mkdir()
+    (good / "durations.json").write_text((GOLDEN / "checkpoint-v4.json").read_text())
+    bad = tmp_path / "checkpoint-9"
+    bad.mkdir()
+    os.mkfifo(bad / "durations.json")
+    with pytest.warns(RuntimeWarning, match=r"skipping .*checkpoint-9.*not a regular file"):
+        found = latest_checkpoint(tmp_path, reader=TRANSFORMERS)
+    assert found is not None
+    assert found.path == str(good)
+
+
+def test_the_integrations_readers_bound_the_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ledger past the bound is refused before it is decoded, by every reader (the bound is
+    lowered here so that the test writes kilobytes, not 64 MiB)."""
+    from durations import _files
+    from durations.integrations.keras import read_keras_checkpoint
+
+    monkeypatch.setattr(_files, "MAX_FILE_BYTES", 1_000)
+    for folder, read in (
+        ("checkpoint-1", read_transformers_checkpoint),
+        ("step-1", read_keras_checkpoint),
+    ):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "durations.json").write_text(" " * 1_001 + "{}")
+        with pytest.raises(OSError, match="larger than 1,000 bytes"):
+            read(tmp_path / folder)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        # Reason: repr of a list nested past the recursion limit raises RecursionError.
+        ("deep", "(a list nested too deeply to show)"),
+        # Reason: repr of an int past 4,300 digits raises ValueError, inside a container too.
+        ("long int", "(a list holding an int too long to show)"),
+    ],
+)
+def test_a_value_repr_cannot_show_is_named_by_its_kind(value: str, shown: str) -> None:
+    """A checkpoint field holding such a value is refused with a short message, not a
+    traceback (found on the torch readers: a ledger field nested 100,000 deep)."""
+    data = json.loads((GOLDEN / "checkpoint-v4.json").read_text())
+    if value == "deep":
+        nested: list[object] = []
+        for _ in range(100_000):
+            nested = [nested]
+        data["format"] = nested
+    else:
+        data["format"] = [int("9" * 4_299) * 10**10]
+    with pytest.raises(CheckpointFormatError) as raised:
+        Checkpoint.from_dict(data)
+    assert (
+        str(raised.value)
+        == f"invalid checkpoint data at format: expected a whole number, got {shown}"
+    )
+
+
+def test_a_scenario_of_too_many_calls_is_refused() -> None:
+    """1,000 [[fit]] tables are read; 1,001 are refused at once, saying the bound (found by the
+    large scenario budget: 5,000 calls printed 5.5 MB with --json)."""
+    head = "[loaders.a]\nsamples = 10\nbatch_size = 2\n"
+    assert len(Scenario.from_toml(head + '[[fit]]\nloader = "a"\n' * 1_000).calls) == 1_000
+    with pytest.raises(ScenarioError) as raised:
+        Scenario.from_toml(head + '[[fit]]\nloader = "a"\n' * 1_001)
+    assert str(raised.value) == (
+        "<scenario>: fit: 1,001 [[fit]] tables; a scenario file has at most 1,000 (a "
+        "script has a handful; plan() itself takes any number)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        # Reason: a checkpoint format of 4,000 digits (just under Python's limit) is shown by
+        # its size, not whole (found by the large checkpoint budget: 4,429 characters).
+        ("format", "format (an int of 13,288 bits) is newer"),
+        # Reason: the same for a sharded loader's batch size in a ledger entry (4,495).
+        ("batch_size", "got (an int of 13,288 bits); build it with Loader.sharded"),
+    ],
+)
+def test_huge_numbers_of_a_checkpoint_are_named_by_size(value: str, shown: str) -> None:
+    from durations import FitCall, RunConfig, plan
+
+    job = Loader.sharded(samples=10, world_size=2, device_batch_size=2, name="a")
+    data = plan(RunConfig(max_duration="1ep"), [FitCall(loader=job)]).checkpoint_at(1).to_dict()
+    huge = int("9" * 4_000)
+    if value == "format":
+        data["format"] = huge
+    else:
+        data["ledger"][0]["loader"]["batch_size"] = huge
+    with pytest.raises(CheckpointFormatError) as raised:
+        Checkpoint.from_dict(data)
+    assert shown in str(raised.value)
+    assert len(str(raised.value)) < 400
+
+
+def test_a_huge_integer_epoch_is_read_exactly(tmp_path: Path) -> None:
+    """A trainer_state.json epoch that is an integer past a float's range is read as the exact
+    integer (it raised OverflowError: found by the large trainer-state budget), by the command
+    line's reader and the integrations'."""
+    directory = tmp_path / "checkpoint-3"
+    directory.mkdir()
+    (directory / "trainer_state.json").write_text('{"global_step": 3, "epoch": 1' + "0" * 400 + "}")
+    found = read_checkpoint(directory)
+    assert isinstance(found, ExternalState)
+    assert found.epoch == 10**400
+    assert read_transformers_checkpoint(directory).progress.epoch == 10**400

@@ -294,3 +294,20 @@ def test_a_plan_past_a_float_s_range_is_refused_in_one_paragraph(
     assert err.startswith(f"durations: error: --plot '{out}': the plan ends at lifetime step 10^")
     assert "past 10^300: a picture's axis is drawn in floats" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["huge.toml"]
+
+
+def test_the_plot_fuzz_target_finds_no_escape_and_no_hang() -> None:
+    """The ``plot`` fuzz target (hostile names, schedules and events drawn to an SVG) tries its
+    CI budget with no escape and no hang, and docs/reliability.md shows the counts it measured
+    (rewrite them with ``python -m tests.fuzz --budget ci --targets plot --write-docs``)."""
+    pytest.importorskip("matplotlib")
+    from . import fuzz
+
+    (tally,) = fuzz.run("ci", ["plot"])
+    assert tally.inputs == fuzz.BUDGETS["ci"][0]
+    assert (tally.escapes, tally.hangs) == ([], 0)
+    begin, end = fuzz.marks("ci", ["plot"])
+    shown = fuzz.DOC.read_text(encoding="utf-8").partition(begin)[2].partition(end)[0]
+    counts = [m["counts"] for m in map(fuzz.COUNTS.fullmatch, shown.strip().splitlines()) if m]
+    measured = fuzz.figures("ci", [tally]).splitlines()
+    assert counts == [m["counts"] for m in map(fuzz.COUNTS.fullmatch, measured) if m]

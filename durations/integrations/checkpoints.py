@@ -28,7 +28,7 @@ import pickletools
 import posixpath
 import warnings
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 import attrs
@@ -212,20 +212,35 @@ def _refuse_before_torch(file: IO[bytes], location: str) -> None:
     instantiates (``NEWOBJ``), which torch refuses whatever it is unless it is a global: such a
     call is refused here first. So only pickles torch refuses are refused. The pickle is
     ``data.pkl`` of a torch zip file, or else the pickles that begin a file of torch's legacy
-    format; what cannot be scanned is left to ``torch.load`` to refuse."""
+    format. A zip whose pickle Python cannot read is refused: torch's own zip reader is more
+    lenient (it read a file whose member header Python refused, then spent minutes on the
+    message about its 150,000-character global), and ``torch.save`` writes zips Python reads.
+    A legacy file whose opcodes stop making sense is left to ``torch.load`` to refuse at the
+    same place."""
+    pickled: IO[bytes] = file
+    if zipfile.is_zipfile(file):
+        try:
+            archive = zipfile.ZipFile(file)
+            _refuse_inflating(archive, location)
+            name = next((n for n in archive.namelist() if n.endswith("data.pkl")), None)
+            if name is None:
+                raise CheckpointFormatError(
+                    "",
+                    f"{location}: a zip without a pickle (data.pkl); expected a checkpoint "
+                    "written by torch.save",
+                )
+            pickled = io.BytesIO(archive.read(name))
+        except CheckpointFormatError:
+            raise
+        except Exception as error:
+            raise CheckpointFormatError(
+                "",
+                f"{location}: a zip whose pickle (data.pkl) cannot be read "
+                f"({type(error).__name__}: {_first_line(error)}); expected a checkpoint "
+                "written by torch.save",
+            ) from None
     try:
-        archive = zipfile.ZipFile(file) if zipfile.is_zipfile(file) else None
-    except Exception:  # a zip that cannot be read: torch.load says what is wrong
-        return
-    if archive is not None:
-        _refuse_inflating(archive, location)
-    try:
-        if archive is not None:
-            name = next(n for n in archive.namelist() if n.endswith("data.pkl"))
-            pickled: IO[bytes] = io.BytesIO(archive.read(name))
-        else:
-            file.seek(0)
-            pickled = file
+        pickled.seek(0)
         for _ in range(LEGACY_PICKLES):
             _scan_pickle(pickled, location)
     except CheckpointFormatError:
@@ -257,13 +272,41 @@ def _refuse_inflating(archive: zipfile.ZipFile, location: str) -> None:
             )
 
 
+def _opcodes(pickled: IO[bytes], location: str) -> Iterator[tuple[Any, Any, int | None]]:
+    """``pickletools.genops`` of ``pickled``, which stops where the pickle stops making sense.
+
+    One place where it stops and torch's unpickler goes on: a ``GLOBAL`` (or ``INST``) whose
+    name no newline ends. torch reads the name to the end of the data, so a pickle ending in a
+    long unterminated name reaches torch's quadratic message; such a name past
+    :data:`MAX_GLOBAL_CHARS` is refused here."""
+    operations = pickletools.genops(pickled)
+    while True:
+        offset = pickled.tell()
+        try:
+            found = next(operations)
+        except StopIteration:
+            return
+        except ValueError:
+            pickled.seek(offset)
+            code, rest = pickled.read(1), len(pickled.read())
+            if code in (b"c", b"i") and rest > MAX_GLOBAL_CHARS:
+                raise CheckpointFormatError(
+                    "",
+                    f"{location}: the pickle refers to a global named by {rest:,} characters "
+                    "that no newline ends; durations never unpickles arbitrary objects, and no "
+                    "checkpoint needs one",
+                ) from None
+            raise
+        yield found
+
+
 def _scan_pickle(pickled: IO[bytes], location: str) -> None:
     """Follow one pickle's stack as far as :func:`_refuse_before_torch` needs: which items
     are globals. A mark starts a new stack, as in torch's unpickler."""
     stack: list[_Item] = []
     below: list[list[_Item]] = []  # the stacks under the marks
     memo: dict[Any, _Item] = {}
-    for opcode, argument, position in pickletools.genops(pickled):
+    for opcode, argument, position in _opcodes(pickled, location):
         name = opcode.name
         if name in ("GLOBAL", "INST"):
             if len(str(argument)) > MAX_GLOBAL_CHARS:
@@ -507,7 +550,7 @@ def read_transformers_checkpoint(path: str | os.PathLike[str]) -> Checkpoint:
     if (
         not isinstance(epoch, int | float)
         or isinstance(epoch, bool)
-        or not math.isfinite(epoch)
+        or (isinstance(epoch, float) and not math.isfinite(epoch))
         or epoch < 0
     ):
         raise CheckpointFormatError(

@@ -49,10 +49,12 @@ def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
                 f"{_kind(status.st_mode)}, not a regular file; expected a file",
                 os.fspath(path),
             )
-        return os.fdopen(descriptor, "rb")
+        os.set_blocking(descriptor, True)  # a network filesystem may honour the flag on reads
+        file = os.fdopen(descriptor, "rb")
     except BaseException:
         os.close(descriptor)
         raise
+    return file
 
 
 def bounded_read(handle: IO[bytes], where: object, *, size: int | None = None) -> bytes:

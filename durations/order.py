@@ -9,11 +9,11 @@ billion-sample epoch is found in O(1), without iterating or building the permuta
 job resumed at any position, on any number of ranks, can start the rest of the epoch at once.
 
 The permutation is a balanced Feistel network on ``2h`` bits (the fewest with ``2**(2h) >=
-samples``), with cycle walking down to ``[0, samples)``. Place ``x`` is split into ``L = x >>
-h`` and ``R = x & (2**h - 1)``; each of :data:`ROUNDS` rounds sets ``L, R = R, L ^ F(R, k_i)``;
-the result is ``(L << h) | R``, and while it is ``samples`` or more the network is applied to it
-again. The round function, with ``P = 2**31 - 1`` and the constants :data:`MULTIPLIERS` ``(A,
-B)``::
+samples``, and at least 2), with cycle walking down to ``[0, samples)``. Place ``x`` is split
+into ``L = x >> h`` and ``R = x & (2**h - 1)``; each of :data:`ROUNDS` rounds sets ``L, R =
+R, L ^ F(R, k_i)``; the result is ``(L << h) | R``, and while it is ``samples`` or more the
+network is applied to it again. The round function, with ``P = 2**31 - 1`` and the
+constants :data:`MULTIPLIERS` ``(A, B)``::
 
     y = ((x ^ k) * A) % P;  y ^= y >> 13;  y = (y * B) % P;  y ^= y >> 16;  F = y & (2**h - 1)
 
@@ -23,7 +23,7 @@ finaliser :func:`mix64` (64-bit unsigned arithmetic). Every value of ``F`` stays
 language, and on a tensor of int64 (the torch adapter evaluates it a batch at a time). It is a
 bijection for every key (a Feistel network is one whatever ``F``, and cycle walking keeps a
 bijection of the larger domain one on the smaller), and walks fewer than four times per index
-on average.
+on average (for two samples or more).
 
 >>> from durations import Order
 >>> order = Order.shuffled(seed=7)
@@ -136,7 +136,7 @@ class Permutation(Sequence[int]):
         if place < 0:
             place += self.samples
         if not 0 <= place < self.samples:
-            raise IndexError(f"place {place} of an epoch of {self.samples} samples")
+            raise IndexError(f"place {shown_value(place)} of an epoch of {self.samples} samples")
         value = self._network(place)
         while value >= self.samples:  # cycle walking: at most 2**(2h) / samples < 4 on average
             value = self._network(value)
@@ -181,13 +181,18 @@ class Order:
         """The order of epoch ``epoch`` of ``samples``: place ``i`` reads index ``[i]``."""
         if not self.shuffle:
             _whole("samples", samples, below=MAX_SAMPLES + 1)
+            _whole("epoch", epoch, below=2**64)
             return range(samples)
         return Permutation(samples, self.seed, epoch)
 
     def index(self, *, samples: int, epoch: int, position: int) -> int:
-        """The data-set index that ``position`` of epoch ``epoch`` reads: past the data's
-        end, a position reads the epoch's first places again (rule 17)."""
-        return self.epoch(samples=samples, epoch=epoch)[sample_at(position, samples)]
+        """The data-set index that ``position`` (a whole number) of epoch ``epoch`` reads: past
+        the data's end, a position reads the epoch's first places again (rule 17)."""
+        order = self.epoch(samples=samples, epoch=epoch)
+        _whole("position", position, below=2**64)
+        if samples == 0:
+            raise GeometryError("samples", "an epoch of no samples has no position to read")
+        return order[sample_at(position, samples)]
 
     def __str__(self) -> str:
         return f"shuffled, seed {self.seed}" if self.shuffle else "in order"

@@ -14,6 +14,8 @@ from durations import FitCall, GeometryError, Loader, Order, Plan, RunConfig, pl
 from durations.order import MAX_SAMPLES, Permutation, mix64, step_indices
 from durations.sharding import sample_at
 
+ORDERS = [Order.sequential(), Order.shuffled(seed=3)]
+
 
 class TestPermutation:
     @pytest.mark.parametrize("samples", range(130))
@@ -131,6 +133,31 @@ class TestOrder:
                 order.index(samples=7, epoch=2, position=q) == Permutation(7, 4, 2)[sample_at(q, 7)]
             )
 
+    @pytest.mark.parametrize("order", ORDERS, ids=str)
+    @pytest.mark.parametrize(
+        ("kwargs", "message"),
+        [
+            # Reason: a negative position would wrap to the epoch's end (found in review).
+            ({"position": -3}, "invalid loader position: expected a whole number from 0 to"),
+            # Reason: a position is a count, not a float.
+            ({"position": 2.0}, "invalid loader position: expected a whole number"),
+            # Reason: the sequential order checks its epoch as the shuffled one does.
+            ({"epoch": "x"}, "invalid loader epoch: expected a whole number from 0 to"),
+            # Reason: an epoch of no samples has no place to read.
+            ({"samples": 0}, "invalid loader samples: an epoch of no samples has no position"),
+        ],
+    )
+    def test_index_refuses_what_is_not_a_position(
+        self, order: Order, kwargs: dict[str, object], message: str
+    ) -> None:
+        arguments: dict[str, object] = {"samples": 10, "epoch": 0, "position": 3, **kwargs}
+        with pytest.raises(GeometryError, match=message):
+            order.index(**arguments)  # type: ignore[arg-type]
+
+    def test_an_index_past_python_s_digits_is_named_by_size(self) -> None:
+        with pytest.raises(IndexError, match=r"place \(an int of [\d,]+ bits\) of an epoch"):
+            Permutation(10, 0, 0)[10**5000]
+
     def test_refusals(self) -> None:
         with pytest.raises(GeometryError, match="invalid loader seed"):
             Order.shuffled(seed=-1)
@@ -154,9 +181,6 @@ def _epoch_reads(run: Plan, order: Order, epoch: int, steps: range) -> Counter[i
         for rank in range(world):
             read.update(step_indices(run, k, order=order, rank=rank))
     return read
-
-
-ORDERS = [Order.sequential(), Order.shuffled(seed=3)]
 
 
 class TestStepIndices:

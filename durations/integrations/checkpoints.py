@@ -263,6 +263,13 @@ def _refuse_inflating(archive: zipfile.ZipFile, location: str) -> None:
                 f"({info.compress_size:,} bytes inflating to {info.file_size:,}); torch.save "
                 "writes every member uncompressed, so this is not a file it wrote",
             )
+        if info.compress_size != info.file_size:  # a stored member holds its size as it is
+            raise CheckpointFormatError(
+                "",
+                f"{location}: member {shown_value(info.filename)} is stored with "
+                f"{info.compress_size:,} bytes for a content of {info.file_size:,}; expected a "
+                "checkpoint written by torch.save",
+            )
         if info.filename.endswith("data.pkl") and info.file_size > MAX_FILE_BYTES:
             raise CheckpointFormatError(
                 "",
@@ -288,8 +295,9 @@ def _opcodes(pickled: IO[bytes], location: str) -> Iterator[tuple[Any, Any, int 
             return
         except ValueError:
             pickled.seek(offset)
-            code, rest = pickled.read(1), len(pickled.read())
-            if code in (b"c", b"i") and rest > MAX_GLOBAL_CHARS:
+            code = pickled.read(1)
+            rest = len(pickled.read(MAX_GLOBAL_CHARS + 1)) if code in (b"c", b"i") else 0
+            if rest > MAX_GLOBAL_CHARS:
                 raise CheckpointFormatError(
                     "",
                     f"{location}: the pickle refers to a global named by {rest:,} characters "

@@ -26,6 +26,7 @@ from typing import Any
 from ..errors import shown_value
 from ..loader import Loader
 from ..order import MAX_SAMPLES, MULTIPLIERS, PRIME, Order, Permutation
+from ..plans import Plan
 from ..progress import Progress
 from ..schedules import ResolvedSchedule
 from ..sharding import sample_at
@@ -131,11 +132,13 @@ class OrderSampler:
     size and padding, and ``drop_last``, are what the sampler deals by; a plain ``Loader`` is one
     rank). It reads epoch ``epoch`` from position ``start`` (semantics.md, rule 19): rank ``r``
     reads positions ``start + r, start + r + W, ...`` of the rest of the epoch, evened for the
-    ``W`` ranks, each through the order. Iterating it again goes on with the next epoch from its
+    ``W`` ranks, each through the order. Iterating it again goes on where the last iteration
+    stopped: the rest of the epoch, or, once it was read to its end, the next epoch from its
     start, unless :meth:`set_epoch` or :meth:`start_at` says otherwise.
 
-    A resume on any world size, device batch size or accumulation starts where the plan is:
-    ``sampler.start_at(run.start)`` (the position of ``plan(config, script, checkpoint)``), or
+    A resume on any world size, device batch size or accumulation starts where the plan does:
+    ``sampler.start_at(run)`` with ``run = plan(config, script, checkpoint)`` (the plan's first
+    step on this stream, its data policy applied), or
     ``load_state_dict`` of a state saved on any number of ranks: the state is the *global*
     position (every rank's count of samples read, times the world size, from the start), so it
     means the same on every geometry. The state also records the order and the data's length;
@@ -171,36 +174,66 @@ class OrderSampler:
         self.samples: int = loader.samples
         self.epoch, self.start, self._read = 0, 0, 0
         self._unread: Iterator[int] = iter(())
+        self._ended: int | None = None  # the epoch last read to its end
         self.set_epoch(epoch)
 
     # -- where it reads from
 
     def set_epoch(self, epoch: int) -> None:
         """Read epoch ``epoch`` (the lifetime epoch counter) from its start, as
-        ``DistributedSampler.set_epoch``; the same epoch again keeps a position set by
-        :meth:`start_at` or a loaded state (frameworks call it at every epoch's start, also
-        right after a resume)."""
-        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
-            raise IntegrationError(f"epoch={shown_value(epoch)}: expected a whole number >= 0")
-        if epoch != self.epoch:
+        ``DistributedSampler.set_epoch``. The epoch it is reading, and the epoch it has just
+        read to its end, are kept as they are: frameworks call it at every epoch's start with
+        their own counter, also right after a resume, which must not undo the position set by
+        :meth:`start_at` or a loaded state."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or not 0 <= epoch < 2**64:
+            raise IntegrationError(
+                f"epoch={shown_value(epoch)}: expected a whole number from 0 to 2**64 - 1"
+            )
+        if epoch not in (self.epoch, self._ended):
             self._begin(epoch, 0)
 
-    def start_at(self, progress: Progress) -> None:
-        """Read from ``progress`` (a plan position: its epoch and ``sample_in_epoch``), the
-        rest of that epoch evened for this sampler's ranks; a position with no step left in
-        the epoch starts the next one."""
-        if not isinstance(progress, Progress):
-            raise IntegrationError(
-                f"progress={shown_value(progress)}: expected a durations.Progress, such as "
-                "plan(...).start"
+    def start_at(self, where: Plan | Progress) -> None:
+        """Read from where ``where`` starts: a plan (``plan(config, script, checkpoint)``), whose
+        first step on this sampler's stream says where (its data policy and any new stream
+        applied), or a position (its epoch and ``sample_in_epoch``). The rest of that epoch is
+        evened for this sampler's ranks; a position with no step left in the epoch starts the
+        next one."""
+        if isinstance(where, Plan):
+            segment = next(
+                (
+                    s
+                    for s in where.segments
+                    if s.steps > 0 and not s.failed and s.loader.same_stream(self.loader)
+                ),
+                None,
             )
-        self._begin(progress.epoch, progress.sample_in_epoch)
+            if segment is None:
+                raise IntegrationError(
+                    f"the plan has no step to take on this sampler's loader "
+                    f"{shown_value(self.loader.name)}: nothing to read from it"
+                )
+            here = segment.start.normalized(segment.loader)
+            self._begin(here.epoch, here.sample_in_epoch)
+        elif isinstance(where, Progress):
+            self._begin(where.epoch, where.sample_in_epoch)
+        else:
+            raise IntegrationError(
+                f"where={shown_value(where)}: expected a durations.Plan (plan(config, script, "
+                "checkpoint)) or a durations.Progress"
+            )
 
     def _begin(self, epoch: int, position: int) -> None:
         """Read epoch ``epoch`` from ``position``; past its last position, the next epoch."""
         if self.loader.samples_left_in_epoch(position) == 0:
-            epoch, position = epoch + 1, 0
+            self._ended, epoch, position = epoch, epoch + 1, 0
         self.epoch, self.start, self._read, self._unread = epoch, position, 0, iter(())
+
+    def _rest(self) -> tuple[int, int]:
+        """The epoch and position the next iteration starts at."""
+        position = self.position
+        if self.loader.samples_left_in_epoch(position) == 0:
+            return self.epoch + 1, 0
+        return self.epoch, position
 
     @property
     def position(self) -> int:
@@ -210,18 +243,21 @@ class OrderSampler:
 
     # -- the sampler protocol
 
-    def _length(self) -> int:
-        """Positions this stretch holds over all ranks: the rest from ``start``, evened."""
-        return self.loader.samples_left_in_epoch(self.start)
-
     def __len__(self) -> int:
-        return self._length() // self.world_size
+        """The indices the next iteration yields: the rest of the epoch it is reading, or, once
+        that is read, the next epoch."""
+        return self.loader.samples_left_in_epoch(self._rest()[1]) // self.world_size
 
     def __iter__(self) -> Iterator[int]:
-        read = (self.position - self.start) // self.world_size
-        self._read, self._unread = read, iter(())
-        first = self.start + self.rank + read * self.world_size
-        stop = self.start + self._length()
+        """The rest of the epoch from where the last iteration stopped (or from its start, after
+        :meth:`set_epoch` or once the last epoch was read to its end)."""
+        epoch, position = self._rest()
+        if (epoch, position) != (self.epoch, self.start):
+            self._begin(epoch, position)
+        first = self.position + self.rank
+        stop = self.start + self.loader.samples_left_in_epoch(self.start)
+        self._read = (self.position - self.start) // self.world_size
+        self._unread = iter(())
         order = self.order.epoch(samples=self.samples, epoch=self.epoch)
         for low in range(first, stop, self.CHUNK * self.world_size):
             high = min(stop, low + self.CHUNK * self.world_size)
@@ -230,7 +266,7 @@ class OrderSampler:
             self._unread = iter(chunk)  # what of it is not yielded yet: position counts it
             yield from self._unread
         self._unread = iter(())
-        self._begin(self.epoch + 1, 0)
+        self._begin(self.epoch, self.position)  # read to its end: the next epoch
 
     # -- state, for StatefulDataLoader and checkpoints
 

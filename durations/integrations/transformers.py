@@ -33,6 +33,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from .._files import checkpoint_json, ledger_checkpoint, read_bytes
+from ..errors import shown_value
 from ..fit import FitCall, RunConfig
 from ..intervals import At, AtCallEnds, Every
 from ..loader import Loader
@@ -208,14 +210,14 @@ class _Callback:
             ledger = os.path.join(output_dir, entry, LEDGER_FILE)
             if not (entry.startswith("checkpoint-") and os.path.isfile(ledger)):
                 continue
-            with open(ledger, encoding="utf-8") as handle:
-                entries = json.load(handle).get("ledger") or []
-            other = entries[-1].get("name") if entries else None
+            saved = ledger_checkpoint(checkpoint_json(read_bytes(ledger), ledger), ledger)
+            other = saved.ledger[-1].name if saved.ledger else None
             if other != name:
                 raise IntegrationError(
                     f"call {name!r} would write its checkpoints to {output_dir!r}, which holds "
-                    f"{entry} of call {other!r}; Hugging Face names checkpoints by the step "
-                    "count of each train(), so they would overwrite each other: give each call "
+                    f"{entry} of call {shown_value(other)}; Hugging Face names checkpoints by "
+                    "the step count of each train(), so they would overwrite each other: give "
+                    "each call "
                     f"its own output_dir (e.g. {os.path.join(self.session.checkpoints, name)!r})"
                 )
 

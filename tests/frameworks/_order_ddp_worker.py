@@ -57,7 +57,7 @@ def main(job_dir: Path) -> None:
     config = RunConfig(max_duration=f"{job['epochs']}ep")
     run = plan(config, [FitCall(loader=loader, name="train")], checkpoint)
     sampler = OrderSampler(Order.shuffled(seed=job["seed"]), loader, rank=rank)
-    sampler.start_at(run.start)
+    sampler.start_at(run)
     data = DataLoader(range(job["samples"]), batch_size=job["device_batch_size"], sampler=sampler)
     ddp = DistributedDataParallel(model)
     step = run.start.batch

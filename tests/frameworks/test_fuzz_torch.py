@@ -335,3 +335,22 @@ def test_a_zip_whose_pickle_python_cannot_read_is_refused(tmp_path: Path) -> Non
         CheckpointFormatError, match=r"a zip whose pickle \(data\.pkl\) cannot be read \(BadZipFile"
     ):
         read_lightning_checkpoint(path)
+
+
+def test_a_stored_member_whose_sizes_differ_is_refused(tmp_path: Path) -> None:
+    """A stored pickle that claims 10 bytes of content in 200 MB of data (Python's zip reader
+    then asks for the larger size at once: 200 MiB of memory from a sparse file, found in
+    review) is refused from the zip's directory, before anything is read."""
+    plain = tmp_path / "plain.ckpt"
+    torch.save({"epoch": 1, "global_step": 13}, plain)
+    data = bytearray(plain.read_bytes())
+    central = data.rindex(b"PK\x01\x02", 0, data.rindex(b"PK\x05\x06"))
+    first = data.index(b"PK\x01\x02")  # data.pkl's entry comes first
+    assert first <= central
+    data[first + 20 : first + 24] = (200 * 2**20).to_bytes(4, "little")  # its compressed size
+    path = tmp_path / "sizes.ckpt"
+    path.write_bytes(bytes(data))
+    with pytest.raises(
+        CheckpointFormatError, match=r"is stored with 209,715,200 bytes for a content of"
+    ):
+        read_lightning_checkpoint(path)

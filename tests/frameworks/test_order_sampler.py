@@ -116,19 +116,90 @@ def test_a_state_saved_on_one_world_size_resumes_on_another(
         assert read == Counter(range(23)) + Counter(padded)
 
 
-def test_start_at_the_plan_s_position() -> None:
-    """start_at(plan.start) of a resumed plan reads what the plan's steps name."""
+@pytest.mark.parametrize("data", ["exact", "replay_epoch", "next_epoch"])
+def test_start_at_the_plan_reads_what_it_names(data: str) -> None:
+    """start_at(run) of a plan resumed on another world size under each data policy reads
+    what the plan's steps name for its rank (the policy decides where the call starts: the
+    saved position, the epoch's start, or the next epoch), then goes on with the next epoch."""
     order = Order.shuffled(seed=2)
-    config = RunConfig(max_duration="2ep")
-    first = plan(config, [FitCall(loader=_job(2, 2))])
+    first = plan(RunConfig(max_duration="2ep"), [FitCall(loader=_job(2, 2))])
+    config = RunConfig(max_duration="2ep", data=data)
     resumed = plan(config, [FitCall(loader=_job(3, 2))], first.checkpoint_at(4))
-    sampler = OrderSampler(order, _job(3, 2), rank=1)
-    sampler.start_at(resumed.start)
-    steps = [k for k in range(1, resumed.total_steps + 1) if resumed.progress_at(k - 1).epoch == 0]
-    assert list(sampler) == [
-        i for k in steps for i in step_indices(resumed, k, order=order, rank=1)
-    ]
-    assert sampler.epoch == 1  # it goes on with the next epoch
+    segment = resumed.segments[0]
+    begun = segment.start.normalized(segment.loader)
+    for rank in range(3):
+        sampler = OrderSampler(order, _job(3, 2), rank=rank)
+        sampler.start_at(resumed)
+        steps = [
+            k
+            for k in range(1, resumed.total_steps + 1)
+            if segment.start.advance(segment.loader, k - 1).normalized(segment.loader).epoch
+            == begun.epoch
+        ]
+        assert sampler.epoch == begun.epoch
+        assert list(sampler) == [
+            i for k in steps for i in step_indices(resumed, k, order=order, rank=rank)
+        ]
+        assert sampler.epoch == begun.epoch + 1
+
+
+def test_start_at_a_plan_on_another_stream_starts_its_epoch() -> None:
+    """A plan whose call moves to another stream (the checkpoint's epoch of the first loader
+    abandoned) starts the sampler of the new stream at the new epoch the plan names, not at
+    the checkpoint's position in the old one."""
+    order = Order.sequential()
+    a, b = _job(2, 2), Loader.sharded(samples=9, world_size=2, device_batch_size=2, name="b")
+    first = plan(RunConfig(), [FitCall(loader=a, duration="3ba")])
+    moved = plan(
+        RunConfig(),
+        [FitCall(loader=a, duration="3ba"), FitCall(loader=b, duration="2ba")],
+        first.checkpoint_at(2),
+    )
+    sampler = OrderSampler(order, b, rank=1)
+    sampler.start_at(moved)
+    start = moved.segments[1].start.normalized(b)
+    assert (sampler.epoch, sampler.position) == (start.epoch, 0)
+    assert [next(iter(sampler))] == step_indices(moved, 2, order=order, rank=1)[:1]
+
+
+def test_a_loop_that_takes_exactly_an_epoch_goes_on_with_the_next() -> None:
+    """A loop that takes exactly each epoch's batches, never running the sampler's iterator
+    to its end, still gets every epoch (it got an empty one before: found in review), and
+    len() says what the next iteration yields."""
+    from torch.utils.data import DataLoader
+
+    job = _job(2, 2, samples=8)
+    order = Order.shuffled(seed=1)
+    run = plan(RunConfig(max_duration="3ep"), [FitCall(loader=job)])
+    sampler = OrderSampler(order, job, rank=0)
+    data = DataLoader(range(8), batch_size=2, sampler=sampler)
+    got = []
+    for _ in range(3):
+        assert len(sampler) == 4
+        batches = iter(data)
+        got += [next(batches).tolist() for _ in range(job.steps_per_epoch or 0)]
+    assert got == [step_indices(run, k, order=order, rank=0) for k in range(1, 7)]
+
+
+def test_set_epoch_after_a_state_that_ended_its_epoch_keeps_the_next() -> None:
+    """A state saved right after an epoch's last step (its iterator not yet run out) moves to
+    the next epoch when loaded; a framework that then calls set_epoch with the epoch it had
+    counted does not make the sampler read that epoch again."""
+    job = _job(2, 2, samples=8)
+    order = Order.shuffled(seed=1)
+    reader = OrderSampler(order, job, rank=0)
+    batches = iter(reader)
+    first_epoch = [next(batches) for _ in range(4)]
+    saved = reader.state_dict()
+    assert saved["epoch"] == 0
+    assert saved["position"] == 8
+    resumed = OrderSampler(order, job, rank=0)
+    resumed.load_state_dict(saved)
+    resumed.set_epoch(0)
+    second = list(resumed)
+    assert resumed.epoch == 2
+    assert second == list(OrderSampler(order, job, rank=0, epoch=1))
+    assert second != first_epoch
 
 
 def test_it_is_a_data_loader_s_sampler() -> None:

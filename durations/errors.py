@@ -67,6 +67,14 @@ def shown_value(value: object) -> str:
     return f"{text[:40]}... (a {type(value).__name__} of {len(text):,} characters as repr)"
 
 
+def counted(number: int) -> str:
+    """``number`` with thousands separators, or, past ``4 * SHOWN_CHARS`` bits, by its size
+    (:func:`shown_value`): a bound that comes from the input stays a short message."""
+    if abs(number).bit_length() > 4 * SHOWN_CHARS:
+        return shown_value(number)
+    return f"{number:,}"
+
+
 def elided(text: str) -> str:
     """``text`` (another library's message) with every run of more than 80 non-space
     characters shown by its first 40 and its length: a hostile key quoted in the message

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, overload
 
 import attrs
 
-from .errors import GeometryError, shown_value
+from .errors import GeometryError, counted, shown_value
 from .sharding import sample_at
 
 if TYPE_CHECKING:
@@ -80,7 +80,8 @@ def mix64(value: int) -> int:
 def _whole(field: str, value: object, *, below: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < below:
         raise GeometryError(
-            field, f"expected a whole number from 0 to {below - 1:,}, got {shown_value(value)}"
+            field,
+            f"expected a whole number from 0 to {counted(below - 1)}, got {shown_value(value)}",
         )
     return value
 

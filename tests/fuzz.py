@@ -813,8 +813,10 @@ def mutate_json(data: bytes, rng: random.Random) -> bytes | None:
                 copy.deepcopy(rng.choice(_VALUES))
             )
         elif choice == 3 and isinstance(_at(tree, path), list) and _at(tree, path):
+            # New values, never references to the same ones: a list of 20,000 references to a
+            # list of 20,000 is 400 million values to write out (the large budget took 24 GB).
             items = _at(tree, path)
-            items.extend(items * rng.choice([rng.randint(1, 50), 20_000 // len(items)]))
+            _repeat(items, rng.choice([rng.randint(1, 50), 20_000 // len(items)]))
         elif choice == 4 and rng.random() < 0.5:
             tree = _replace(tree, path, "9" * rng.randint(300, 200_000))
         elif choice == 4:  # a counter just below Python's 4,300-digit limit, or at it
@@ -822,6 +824,14 @@ def mutate_json(data: bytes, rng: random.Random) -> bytes | None:
         else:
             tree = _replace(tree, path, copy.deepcopy(rng.choice(_VALUES)))
     return json.dumps(tree).encode("utf-8", "surrogatepass")
+
+
+def _repeat(items: list[Any], times: int) -> None:
+    """Append ``items`` to itself ``times`` more times (fewer where that would pass an input's
+    bound), as new values: never references to the same ones."""
+    text = json.dumps(items)
+    times = max(1, min(times, MAX_INPUT // len(text)))
+    items.extend(item for _ in range(times) for item in json.loads(text))
 
 
 def _at(tree: Any, path: tuple[object, ...]) -> Any:

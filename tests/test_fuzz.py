@@ -420,3 +420,15 @@ def test_a_huge_integer_epoch_is_read_exactly(tmp_path: Path) -> None:
     assert isinstance(found, ExternalState)
     assert found.epoch == 10**400
     assert read_transformers_checkpoint(directory).progress.epoch == 10**400
+
+
+def test_the_json_mutator_repeats_values_not_references() -> None:
+    """The engine's own bound: the structural edit that repeats a list appends new values
+    within an input's bound, never references to the same ones (a list of 20,000 references to
+    a list of 20,000 writes out 400 million values: the large budget took 24 GB so)."""
+    inner = [0] * 100
+    items = [inner]
+    fuzz._repeat(items, 20_000)
+    assert len({id(item) for item in items}) == len(items) > 1
+    assert items[1] == inner
+    assert len(json.dumps(items)) <= 2 * fuzz.MAX_INPUT

@@ -218,7 +218,15 @@ def _refuse_before_torch(file: IO[bytes], location: str) -> None:
     A legacy file whose opcodes stop making sense is left to ``torch.load`` to refuse at the
     same place."""
     pickled: IO[bytes] = file
-    if zipfile.is_zipfile(file):
+    try:
+        zipped = zipfile.is_zipfile(file)
+    except Exception as error:  # it finds a zip's directory it cannot follow (many disks)
+        raise CheckpointFormatError(
+            "",
+            f"{location}: a zip that cannot be read ({type(error).__name__}: "
+            f"{_first_line(error)}); expected a checkpoint written by torch.save",
+        ) from None
+    if zipped:
         try:
             archive = zipfile.ZipFile(file)
             _refuse_inflating(archive, location)

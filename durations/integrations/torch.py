@@ -23,7 +23,7 @@ import operator
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..errors import shown_value
+from ..errors import counted, shown_value
 from ..loader import Loader
 from ..order import MAX_SAMPLES, MULTIPLIERS, PRIME, Order, Permutation
 from ..plans import Plan
@@ -166,8 +166,8 @@ class OrderSampler:
         world = loader.sharding.world_size if loader.sharding is not None else 1
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world:
             raise IntegrationError(
-                f"rank={shown_value(rank)}: expected a rank from 0 to {world - 1} of the "
-                f"loader's world size {world}"
+                f"rank={shown_value(rank)}: expected a rank from 0 to {counted(world - 1)} of "
+                f"the loader's world size {counted(world)}"
             )
         order.epoch(samples=loader.samples, epoch=0)  # an epoch it can order, or refused now
         self.order, self.loader, self.rank, self.world_size = order, loader, rank, world

@@ -354,3 +354,23 @@ def test_a_stored_member_whose_sizes_differ_is_refused(tmp_path: Path) -> None:
         CheckpointFormatError, match=r"is stored with 209,715,200 bytes for a content of"
     ):
         read_lightning_checkpoint(path)
+
+
+def test_a_zip_whose_directory_python_cannot_follow_is_refused(tmp_path: Path) -> None:
+    """A zip whose end record points to many disks makes Python's zipfile.is_zipfile itself
+    raise BadZipFile, which escaped the pre-scan (found by the large torch budget): it is a
+    format error naming the file."""
+    import struct
+
+    plain = tmp_path / "plain.ckpt"
+    torch.save({"epoch": 1, "global_step": 13}, plain)
+    data = plain.read_bytes()
+    end = data.rindex(b"PK\x05\x06")
+    locator = b"PK\x06\x07" + struct.pack("<LQL", 1, 0, 2)  # on disk 1 of 2
+    path = tmp_path / "disks.ckpt"
+    path.write_bytes(data[:end] + locator + data[end:])
+    with pytest.raises(
+        CheckpointFormatError,
+        match="a zip that cannot be read \\(BadZipFile: zipfiles that span multiple disks",
+    ):
+        read_lightning_checkpoint(path)

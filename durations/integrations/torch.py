@@ -153,7 +153,7 @@ class OrderSampler:
     """
 
     #: Positions worked out per chunk while iterating.
-    CHUNK = 8192
+    CHUNK = 65_536
 
     def __init__(self, order: Order, loader: Loader, *, rank: int, epoch: int = 0) -> None:
         if not isinstance(order, Order):

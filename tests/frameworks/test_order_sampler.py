@@ -251,3 +251,27 @@ def test_constructor_refusals() -> None:
         OrderSampler(Order.sequential(), Loader(samples=None, batch_size=2), rank=0)
     with pytest.raises(IntegrationError, match=r"expected a durations\.Order"):
         OrderSampler("shuffled", _job(2, 2), rank=0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 5])
+def test_chunks_are_seamless(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sampler works the order out a chunk at a time; with chunks of 1, 2 or 5 positions
+    per rank (not 65,536) it yields the same indices, and a state taken in the middle of a
+    chunk resumes at the same place."""
+    monkeypatch.setattr(OrderSampler, "CHUNK", chunk)
+    order, job = Order.shuffled(seed=3), _job(3, 2)
+    run = plan(RunConfig(max_duration="1ep"), [FitCall(loader=job)])
+    for rank in range(3):
+        expected = [
+            i
+            for k in range(1, run.total_steps + 1)
+            for i in step_indices(run, k, order=order, rank=rank)
+        ]
+        sampler = OrderSampler(order, job, rank=rank)
+        assert list(sampler) == expected
+        partial = OrderSampler(order, job, rank=rank)
+        taken = iter(partial)
+        head = [next(taken) for _ in range(3)]
+        resumed = OrderSampler(order, job, rank=rank)
+        resumed.load_state_dict(partial.state_dict())
+        assert head + list(resumed) == expected

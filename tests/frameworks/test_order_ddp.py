@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,9 @@ import pytest
 
 from durations import Checkpoint, FitCall, Loader, Order, Plan, RunConfig, plan
 from durations.order import step_indices
+from tests.frameworks._kill import read_log
+from tests.frameworks.record_ddp import kill_job
+from tests.frameworks.test_ddp_integrations import _free_port
 
 torch = pytest.importorskip("torch")
 
@@ -35,26 +37,10 @@ ORDER = Order.shuffled(seed=SEED)
 CONFIG = RunConfig(max_duration=f"{EPOCHS}ep")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _loader(world: int) -> Loader:
     return Loader.sharded(
         samples=SAMPLES, world_size=world, device_batch_size=DEVICE_BATCH, name="data"
     )
-
-
-def _log(path: Path) -> list[dict[str, Any]]:
-    items = []
-    for line in path.read_text().splitlines() if path.exists() else []:
-        try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError:  # a line the kill cut short
-            continue
-    return items
 
 
 def _run(job_dir: Path, world: int, hold_at: int | None, name: str) -> list[dict[str, Any]]:
@@ -81,12 +67,8 @@ def _run(job_dir: Path, world: int, hold_at: int | None, name: str) -> list[dict
         )  # fmt: skip
         deadline = time.monotonic() + 240
         while process.poll() is None and time.monotonic() < deadline:
-            if hold_at is not None and sum("hold" in i for i in _log(log)) == world:
-                # torchrun's workers run in sessions of their own (docs/multi-device.md):
-                # kill every process of the job, by its group and by its parent.
-                for pid in _children(process.pid):
-                    os.killpg(pid, signal.SIGKILL)
-                os.killpg(process.pid, signal.SIGKILL)
+            if hold_at is not None and sum("hold" in i for i in read_log(log)) == world:
+                kill_job(process.pid)  # torchrun's workers run in sessions of their own
                 break
             time.sleep(0.05)
         code = process.wait(timeout=60)
@@ -95,20 +77,7 @@ def _run(job_dir: Path, world: int, hold_at: int | None, name: str) -> list[dict
         assert code == 0, output
     else:
         assert code == -signal.SIGKILL, output
-    return _log(log)
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry.name))
-    return found
+    return read_log(log)
 
 
 def _expected(run: Plan, world: int, upto: int) -> dict[tuple[int, int], list[int]]:

@@ -342,3 +342,78 @@ def test_invalid_entry_read(change: dict[str, Any], edit: str, reason: str) -> N
     assert info.value.path == "ledger[1]"
     assert info.value.reason == reason
     assert str(info.value) == f"invalid checkpoint data at ledger[1]: {reason}"
+
+
+@pytest.mark.parametrize(
+    ("names", "listed"),
+    [
+        # Reason: one name twice among three: named once, the count of entries given.
+        (["a", "b", "a"], "(3 entries): 'a' appear"),
+        # Reason: several names repeated: listed in sorted order, each once.
+        (["c", "a", "c", "b", "a"], "(5 entries): 'a', 'c' appear"),
+        # Reason: exactly five repeated names: all listed, nothing counted (the boundary).
+        ([f"n{i}" for i in range(5)] * 2, "(10 entries): 'n0', 'n1', 'n2', 'n3', 'n4' appear"),
+        # Reason: six: the first five, then one more counted.
+        (
+            [f"n{i}" for i in range(6)] * 2,
+            "(12 entries): 'n0', 'n1', 'n2', 'n3', 'n4', and 1 more appear",
+        ),
+        # Reason: more than five repeated names: the first five, then the rest counted.
+        (
+            [f"n{i}" for i in range(7)] * 2,
+            "(14 entries): 'n0', 'n1', 'n2', 'n3', 'n4', and 2 more appear",
+        ),
+    ],
+)
+def test_duplicate_names_are_listed_up_to_five(names: list[str], listed: str) -> None:
+    """The whole message of a ledger that repeats call names: how many entries, which names
+    (sorted, at most five, then how many more), and what a ledger must be."""
+    ledger = Checkpoint.from_dict(_golden()).ledger
+    assert ledger is not None
+    entries = tuple(attrs.evolve(ledger[0], name=name) for name in names)
+    with pytest.raises(CheckpointFormatError) as info:
+        Checkpoint(progress=ledger[0].start, ledger=entries)
+    assert str(info.value) == (
+        f"invalid checkpoint data: duplicate call names in the ledger {listed} more than "
+        "once; each call of a script has its own name"
+    )
+    distinct = tuple(attrs.evolve(ledger[0], name=f"x{i}") for i in range(len(names)))
+    assert Checkpoint(progress=ledger[0].start, ledger=distinct).ledger == distinct
+
+
+@pytest.mark.parametrize(
+    ("mode", "step", "message"),
+    [
+        # Reason: a continue run keeps the ledger it found: it takes nothing up.
+        (
+            ResumeMode.CONTINUE,
+            3,
+            "taken_up mode <ResumeMode.CONTINUE: 'continue'>: a run is taken up under extend "
+            "or weights (a continue run keeps the ledger it found)",
+        ),
+        # Reason: the mode is the enum, not its value as text.
+        (
+            "extend",
+            3,
+            "taken_up mode 'extend': a run is taken up under extend or weights (a continue run "
+            "keeps the ledger it found)",
+        ),
+        # Reason: a step is a lifetime step counter: whole and never negative.
+        (ResumeMode.EXTEND, -1, "taken_up step -1: expected a whole number >= 0"),
+        # Reason: a bool is not a counter, though Python's bool is an int.
+        (ResumeMode.WEIGHTS, True, "taken_up step True: expected a whole number >= 0"),
+        # Reason: a float step is not a step counter.
+        (ResumeMode.EXTEND, 3.0, "taken_up step 3.0: expected a whole number >= 0"),
+    ],
+)
+def test_taken_up_refusals(mode: object, step: object, message: str) -> None:
+    with pytest.raises(CheckpointFormatError) as info:
+        TakenUp(mode, step)  # type: ignore[arg-type]
+    assert info.value.path == ""
+    assert str(info.value) == f"invalid checkpoint data: {message}"
+
+
+def test_taken_up_accepts_both_modes_from_step_zero() -> None:
+    """extend and weights, at step 0 and later, and how each reads."""
+    assert str(TakenUp(ResumeMode.EXTEND, 0)) == "taken up under extend at lifetime step 0"
+    assert str(TakenUp(ResumeMode.WEIGHTS, 1234)) == "taken up under weights at lifetime step 1,234"

@@ -19,11 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
-from torch.utils.data import DataLoader
-
 from durations import Checkpoint, FitCall, Loader, Order, RunConfig, plan
 from durations.integrations.torch import OrderSampler
 
@@ -35,6 +30,13 @@ def _write_whole(path: Path, write: object) -> None:
 
 
 def main(job_dir: Path) -> None:
+    # torch is imported here, not at the top: the main suite collects this module (doctests)
+    # in an environment without it.
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+    from torch.utils.data import DataLoader
+
     job = json.loads((job_dir / "job.json").read_text())
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()

@@ -308,9 +308,9 @@ def _opcodes(pickled: IO[bytes], location: str) -> Iterator[tuple[Any, Any, int 
             if rest > MAX_GLOBAL_CHARS:
                 raise CheckpointFormatError(
                     "",
-                    f"{location}: the pickle refers to a global named by {rest:,} characters "
-                    "that no newline ends; durations never unpickles arbitrary objects, and no "
-                    "checkpoint needs one",
+                    f"{location}: the pickle refers to a global named by more than "
+                    f"{MAX_GLOBAL_CHARS:,} characters that no newline ends; durations never "
+                    "unpickles arbitrary objects, and no checkpoint needs one",
                 ) from None
             raise
         yield found

@@ -593,3 +593,41 @@ def test_one_step_from_past_the_end_of_the_epoch(drop_last: bool, sample_in_epoc
     one = here.advance(loader, 1)
     assert one == here.normalized(loader).advance(loader, 1)
     assert (one.epoch, one.batch, one.sample_in_epoch) == (1, 1, 4)
+
+
+def test_advance_and_steps_until_name_what_they_were_given() -> None:
+    """The whole message of a value that is not a Loader, or not a Time, named as given."""
+    with pytest.raises(TypeError) as raised:
+        Progress().advance("a loader", 1)  # type: ignore[arg-type]
+    assert str(raised.value) == "loader must be a Loader, not 'a loader'"
+    with pytest.raises(TypeError) as raised:
+        Progress().steps_until("10ba", loader=Loader(samples=10, batch_size=2))  # type: ignore[arg-type]
+    assert str(raised.value) == ("target must be a Time, such as Time.parse('10ba'), not '10ba'")
+
+
+@pytest.mark.parametrize(
+    ("steps", "epoch", "inside", "counts"),
+    [
+        # Reason: exactly at epoch 1's start, a trainer may record the epoch that just ended.
+        (10, 0, False, True),
+        # Reason: or the one that starts there.
+        (10, 1, False, True),
+        # Reason: but not the epoch before that one.
+        (10, -1, False, False),
+        # Reason: nor, recording a position inside an epoch, either of them.
+        (10, 0, True, False),
+        (10, 1, True, False),
+        # Reason: inside epoch 1 (3 steps in), only epoch 1, with or without a position.
+        (13, 1, False, True),
+        (13, 1, True, True),
+        (13, 0, False, False),
+    ],
+)
+def test_counts_as_epoch(steps: int, epoch: int, inside: bool, counts: bool) -> None:
+    """Rule 10's check of a ledger-less checkpoint's epoch counter, called as the planner calls
+    it and with its default (``inside=False``)."""
+    at = Progress().advance(Loader(samples=100, batch_size=10), steps)
+    if inside:
+        assert at.counts_as_epoch(epoch, inside=True) is counts
+    else:
+        assert at.counts_as_epoch(epoch) is counts

@@ -232,7 +232,8 @@ def step_indices(plan: Plan, step: int, *, order: Order, rank: int = 0) -> list[
     position = here.sample_in_epoch
     size = min(loader.batch_size, loader.samples_left_in_epoch(position))
     offset = (rank - (position - first)) % world  # the first position of rank r's turn
+    places = order.epoch(samples=loader.samples, epoch=here.epoch)  # keyed once, not per index
     return [
-        order.index(samples=loader.samples, epoch=here.epoch, position=q)
+        places[sample_at(q, loader.samples)]
         for q in range(position + offset, position + size, world)
     ]

@@ -190,6 +190,7 @@ class OrderSampler:
                 f"epoch={shown_value(epoch)}: expected a whole number from 0 to 2**64 - 1"
             )
         if epoch not in (self.epoch, self._ended):
+            self._ended = None  # an epoch chosen on purpose: none is just behind it any more
             self._begin(epoch, 0)
 
     def start_at(self, where: Plan | Progress) -> None:

@@ -200,6 +200,9 @@ def test_set_epoch_after_a_state_that_ended_its_epoch_keeps_the_next() -> None:
     assert resumed.epoch == 2
     assert second == list(OrderSampler(order, job, rank=0, epoch=1))
     assert second != first_epoch
+    resumed.set_epoch(5)
+    resumed.set_epoch(0)  # chosen on purpose after another epoch: read again
+    assert list(resumed) == first_epoch
 
 
 def test_it_is_a_data_loader_s_sampler() -> None:

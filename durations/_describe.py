@@ -7,6 +7,7 @@ from .checkpoint import LedgerEntry
 from .errors import ConversionError
 from .fit import FitCall
 from .loader import Loader
+from .order import Order
 from .progress import Progress
 from .units import Unit
 
@@ -29,10 +30,16 @@ def _none_or(value: object) -> str:
 
 
 def describe_loader(loader: Loader) -> str:
-    """A loader by its name, length and batch size."""
+    """A loader by its name, length and batch size (and its order, when it has one)."""
     name = f"{loader.name}: " if loader.name else ""
     samples = "stream" if loader.samples is None else f"{loader.samples} samples"
-    return f"{name}{samples}, batch {loader.batch_size}"
+    order = "" if loader.order is None else f", {loader.order}"
+    return f"{name}{samples}, batch {loader.batch_size}{order}"
+
+
+def describe_order(order: Order | None) -> str:
+    """A loader's order, or what reads the data when it has none."""
+    return "the job's own order" if order is None else str(order)
 
 
 def describe_sharding(loader: Loader) -> str:

@@ -17,6 +17,7 @@ import attrs
 from .errors import CheckpointFormatError, DurationsError, shown, shown_value
 from .fit import ResumeMode
 from .loader import Loader
+from .order import Order
 from .progress import Progress
 from .sharding import Sharding
 from .time import Time
@@ -24,10 +25,15 @@ from .units import Unit
 
 __all__ = ["FORMAT", "Checkpoint", "LedgerEntry", "TakenUp"]
 
-#: The serialized format this version writes, and the newest it reads (1 to 4 are read).
-#: Format 3 adds each loader's ``sharding`` (``null`` for one global stream); format 4 the
-#: checkpoint's ``taken_up`` (``null`` for a script that did not take a run up).
-FORMAT = 4
+#: The newest serialized format this version writes and reads (1 to 5 are read). Format 3 adds
+#: each loader's ``sharding`` (``null`` for one global stream); format 4 the checkpoint's
+#: ``taken_up`` (``null`` for a script that did not take a run up); format 5 each loader's
+#: ``order`` (``null`` when the job's sampler orders the data). A checkpoint is written in
+#: format 5 only when a loader of its ledger has an order, so a run without one stays readable
+#: by a version that reads format 4.
+FORMAT = 5
+#: The format a checkpoint without an ordered loader is written in.
+_UNORDERED_FORMAT = 4
 
 
 @attrs.frozen(kw_only=True)
@@ -149,13 +155,15 @@ class Checkpoint:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; ``Checkpoint.from_dict(c.to_dict()) == c``."""
+        ordered = any(entry.loader.order is not None for entry in self.ledger or ())
+        version = FORMAT if ordered else _UNORDERED_FORMAT
         return {
-            "format": FORMAT,
+            "format": version,
             "progress": _progress_to_dict(self.progress),
             "loader_state": self.loader_state,
             "ledger": None
             if self.ledger is None
-            else [_entry_to_dict(entry) for entry in self.ledger],
+            else [_entry_to_dict(entry, version) for entry in self.ledger],
             "taken_up": None
             if self.taken_up is None
             else {"mode": self.taken_up.mode.value, "step": self.taken_up.step},
@@ -217,7 +225,7 @@ def _progress_to_dict(progress: Progress) -> dict[str, Any]:
     return {field: getattr(progress, field) for field in _PROGRESS_FIELDS}
 
 
-def _loader_to_dict(loader: Loader) -> dict[str, Any]:
+def _loader_to_dict(loader: Loader, version: int) -> dict[str, Any]:
     data = {field: getattr(loader, field) for field in _LOADER_FIELDS}
     sharding = loader.sharding
     data["sharding"] = (
@@ -230,6 +238,9 @@ def _loader_to_dict(loader: Loader) -> dict[str, Any]:
             "padding": sharding.padding.value,
         }
     )
+    if version >= 5:
+        order = loader.order
+        data["order"] = None if order is None else {"shuffle": order.shuffle, "seed": order.seed}
     return data
 
 
@@ -237,11 +248,11 @@ def _time_or_none(time: Time | None) -> str | None:
     return None if time is None else str(time)
 
 
-def _entry_to_dict(entry: LedgerEntry) -> dict[str, Any]:
+def _entry_to_dict(entry: LedgerEntry, version: int) -> dict[str, Any]:
     return {
         "name": entry.name,
         "fingerprint": entry.fingerprint,
-        "loader": _loader_to_dict(entry.loader),
+        "loader": _loader_to_dict(entry.loader, version),
         "duration": _time_or_none(entry.duration),
         "until": _time_or_none(entry.until),
         "reset_time": entry.reset_time,
@@ -377,6 +388,12 @@ def _loader_from(reader: _Reader, version: int) -> Loader:
                 padding=padding,
             )
         )
+    ordering = reader.child_or_none("order") if version >= 5 else None
+    order = None
+    if ordering is not None:
+        shuffle, seed = ordering.flag("shuffle"), ordering.whole("seed")
+        ordering.finish()
+        order = ordering.build(lambda: Order(shuffle=shuffle, seed=seed))
     reader.finish()
     return reader.build(
         lambda: Loader(
@@ -386,6 +403,7 @@ def _loader_from(reader: _Reader, version: int) -> Loader:
             drop_last=drop_last,
             tokens_per_sample=tokens,
             sharding=sharding,
+            order=order,
         )
     )
 

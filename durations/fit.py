@@ -173,6 +173,11 @@ def fingerprint(loader: Loader, duration: Time | None, until: Time | None, reset
             "tokens_per_sample": loader.tokens_per_sample,
             # Added only when present, so the digest of a one-stream loader stays as it was.
             **({} if loader.sharding is None else {"sharding": _sharding(loader)}),
+            **(
+                {}
+                if loader.order is None
+                else {"order": {"shuffle": loader.order.shuffle, "seed": loader.order.seed}}
+            ),
         },
         "duration": None if duration is None else str(duration),
         "until": None if until is None else str(until),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from .errors import GeometryError, shown_value
+from .order import Order
 from .sharding import Padding, Sharding
 
 __all__ = ["Loader"]
@@ -32,7 +33,11 @@ class Loader:
     geometry: calls continue one epoch across them only when the loaders are the same stream
     (:meth:`same_stream`). ``sharding`` is the per-device geometry of a data-parallel job
     (:class:`~durations.Sharding`, built by :meth:`sharded`); ``None`` is one global stream
-    with nothing padded, as one process (or a dispatching loader) reads it.
+    with nothing padded, as one process (or a dispatching loader) reads it. ``order`` is the
+    :class:`~durations.Order` the job reads each epoch in when durations produces it (the
+    integrations' samplers, rule 19), recorded in the ledger so a resume reads the same data;
+    ``None`` (the default) leaves the order to the job's own sampler, which durations does not
+    know.
 
     >>> loader = Loader(samples=105, batch_size=10)
     >>> loader.steps_per_epoch, loader.last_batch_size, loader.samples_per_epoch
@@ -48,6 +53,7 @@ class Loader:
     tokens_per_sample: int | None = None
     name: str | None = None
     sharding: Sharding | None = None
+    order: Order | None = None
 
     @classmethod
     def sharded(
@@ -61,6 +67,7 @@ class Loader:
         drop_last: bool = False,
         tokens_per_sample: int | None = None,
         name: str | None = None,
+        order: Order | None = None,
     ) -> Loader:
         """The loader of a data-parallel job: ``world_size`` ranks of ``device_batch_size``
         samples per micro-batch, ``accumulation`` micro-batches per optimizer step, evened by
@@ -83,6 +90,7 @@ class Loader:
             tokens_per_sample=tokens_per_sample,
             name=name,
             sharding=sharding,
+            order=order,
         )
 
     def __attrs_post_init__(self) -> None:
@@ -95,6 +103,8 @@ class Loader:
             raise GeometryError(
                 "drop_last", f"expected True or False, got {shown_value(self.drop_last)}"
             )
+        if self.order is not None:
+            self._check_order(self.order)
         if self.sharding is not None:
             self._check_sharding(self.sharding)
         elif self.drop_last and self.samples is not None and self.samples < self.batch_size:
@@ -104,6 +114,21 @@ class Loader:
                 f"{self.batch_size}, so an epoch would train nothing; use drop_last=False or a "
                 f"batch_size <= {self.samples}",
             )
+
+    def _check_order(self, order: Order) -> None:
+        if not isinstance(order, Order):
+            raise GeometryError(
+                "order",
+                f"expected a durations.Order (Order.sequential() or Order.shuffled(seed)) or "
+                f"None, got {shown_value(order)}",
+            )
+        if self.samples is None:
+            raise GeometryError(
+                "order",
+                f"{order} is an order of each epoch, and a stream of unknown length has no "
+                "epochs; give samples, or leave the order out",
+            )
+        order.epoch(samples=self.samples, epoch=0)  # an epoch it can order, or refused now
 
     def _check_sharding(self, sharding: Sharding) -> None:
         if not isinstance(sharding, Sharding):
@@ -181,13 +206,14 @@ class Loader:
         return self.samples_left_in_epoch(0)
 
     def same_stream(self, other: Loader) -> bool:
-        """Whether ``other`` reads the same data: equal but perhaps for the batch size and
-        the sharding (the number of devices reading it)."""
-        return (self.name, self.samples, self.drop_last, self.tokens_per_sample) == (
+        """Whether ``other`` reads the same data in the same order: equal but perhaps for the
+        batch size and the sharding (the number of devices reading it)."""
+        return (self.name, self.samples, self.drop_last, self.tokens_per_sample, self.order) == (
             other.name,
             other.samples,
             other.drop_last,
             other.tokens_per_sample,
+            other.order,
         )
 
     def with_batch_size(self, batch_size: int) -> Loader:

@@ -199,9 +199,10 @@ class Order:
         return f"shuffled, seed {self.seed}" if self.shuffle else "in order"
 
 
-def step_indices(plan: Plan, step: int, *, order: Order, rank: int = 0) -> list[int]:
+def step_indices(plan: Plan, step: int, *, order: Order | None = None, rank: int = 0) -> list[int]:
     """The data-set indices rank ``rank`` reads in plan step ``step`` (the step that brings
-    the plan to ``step``; ``1 <= step <= plan.total_steps``), in the order it reads them.
+    the plan to ``step``; ``1 <= step <= plan.total_steps``), in the order it reads them,
+    through ``order``, or, by default, the order of the step's loader (``Loader.order``).
 
     The step reads a contiguous block of positions of its epoch (rule 17). A sampler starts
     reading an epoch at its first position, or, in a call that begins inside the epoch (a
@@ -224,6 +225,14 @@ def step_indices(plan: Plan, step: int, *, order: Order, rank: int = 0) -> list[
     loader = segment.loader
     if loader.samples is None:
         raise GeometryError("samples", "a stream of unknown length has no epoch to order")
+    if order is None:
+        order = loader.order
+    if order is None:
+        raise GeometryError(
+            "order",
+            f"the loader of call {segment.name!r} has no order (Loader.order is None: its "
+            "job's sampler orders the data); pass order=, or give the loader its order",
+        )
     world = loader.sharding.world_size if loader.sharding is not None else 1
     _whole("rank", rank, below=world)
     here = segment.start.advance(loader, step - 1 - segment.start_step).normalized(loader)

@@ -11,7 +11,13 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from ._describe import describe_change, describe_loader, describe_position, describe_sharding
+from ._describe import (
+    describe_change,
+    describe_loader,
+    describe_order,
+    describe_position,
+    describe_sharding,
+)
 from .checkpoint import Checkpoint, LedgerEntry
 from .diagnostics import Diagnostic
 from .errors import ConversionError, FitCallError
@@ -425,10 +431,17 @@ def _resume_started(here: _Call, state: _State, pos: Progress, read_from: Progre
     same_stream = entry.loader.same_stream(loader)
     abandoned = None
     if not same_stream:
+        if attrs.evolve(entry.loader, order=loader.order).same_stream(loader):
+            change = (
+                f"its order: {describe_order(entry.loader.order)} -> "
+                f"{describe_order(loader.order)}; resume with the order it started with to go "
+                "on in its epoch"
+            )
+        else:
+            change = f"{describe_loader(entry.loader)} -> {describe_loader(loader)}"
         here.say(
             "loader-changed",
-            f"the loader of call {name!r} changed since it started "
-            f"({describe_loader(entry.loader)} -> {describe_loader(loader)}); the data "
+            f"the loader of call {name!r} changed since it started ({change}); the data "
             "position of the checkpoint does not apply to it: it starts a new epoch",
         )
         if not pos.at_epoch_start:

@@ -18,6 +18,7 @@ from .errors import SHOWN_CHARS, DurationsError, elided, shown, shown_value
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
 from .intervals import At, AtCallEnds, Every
 from .loader import Loader
+from .order import Order
 from .schedules import END, Boundary, Landmark, OnExtend, Schedule
 from .time import Time
 from .units import Unit
@@ -115,7 +116,7 @@ _LONG_KEY = re.compile(
 
 _TOP = {"run", "loaders", "fit", "resume", "schedule", "events"}
 _RUN = {"max_duration"}
-_LOADER = {"samples", "batch_size", "drop_last", "tokens_per_sample"}
+_LOADER = {"samples", "batch_size", "drop_last", "tokens_per_sample", "order", "seed"}
 _SHARDED = {"world_size", "device_batch_size", "accumulation", "padding"}
 _FIT = {"loader", "duration", "until", "reset_time", "name"}
 _RESUME = {"checkpoint", "mode", "data"}
@@ -405,8 +406,10 @@ class _Parser:
         batch = self.typed(table, "batch_size", where, int, "a whole number")
         drop_last = self.typed(table, "drop_last", where, bool, "true or false")
         tokens = self.typed(table, "tokens_per_sample", where, int, "a whole number")
+        order = self.order(table, where)
         if _SHARDED & set(table):
-            return self.sharded(where, table, name, samples, batch, bool(drop_last), tokens)
+            loader = self.sharded(where, table, name, samples, batch, bool(drop_last), tokens)
+            return self.build(where, lambda: attrs.evolve(loader, order=order))  # type: ignore[no-any-return]
         if "batch_size" not in table:
             raise self.fail(
                 f"{where}.batch_size",
@@ -421,7 +424,40 @@ class _Parser:
                 batch_size=batch,
                 drop_last=bool(drop_last),
                 tokens_per_sample=tokens,
+                order=order,
             ),
+        )
+
+    def order(self, table: dict[str, Any], where: str) -> Order | None:
+        """A loader's ``order`` (``"sequential"``, or ``"shuffled"`` with a ``seed``)."""
+        kind = self.typed(table, "order", where, str, "'sequential' or 'shuffled'")
+        seed = self.typed(table, "seed", where, int, "a whole number from 0 to 2**64 - 1")
+        if kind is None:
+            if seed is not None:
+                raise self.fail(
+                    f"{where}.seed",
+                    'a seed is for a shuffled order: add order = "shuffled", or leave seed out',
+                )
+            return None
+        if kind == "sequential":
+            if seed is not None:
+                raise self.fail(
+                    f"{where}.seed",
+                    'order = "sequential" reads the data set in order and takes no seed: '
+                    'leave seed out, or use order = "shuffled"',
+                )
+            return Order.sequential()
+        if kind == "shuffled":
+            if seed is None:
+                raise self.fail(
+                    f"{where}.seed",
+                    'missing: order = "shuffled" needs the seed of its permutation (a whole '
+                    "number from 0 to 2**64 - 1)",
+                )
+            return self.build(f"{where}.seed", lambda: Order.shuffled(seed))  # type: ignore[no-any-return]
+        raise self.fail(
+            f"{where}.order",
+            f"unknown order {shown(kind)}; expected 'sequential' or 'shuffled' (with a seed)",
         )
 
     def sharded(

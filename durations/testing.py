@@ -99,13 +99,21 @@ def loaders(
     max_batch_size: int = 12,
     names: Sequence[str | None] = (None,),
     max_world_size: int = 1,
+    ordered: bool | None = None,
 ) -> st.SearchStrategy[Loader]:
     """Valid ``Loader`` geometries, small by default so a trainer can run them.
 
     ``sized`` and ``tokens`` force a known length or token count (``None``: either). With
     ``max_world_size`` above 1, some loaders are data-parallel (``Loader.sharded``): up to
     that many ranks, micro-batches up to ``max_batch_size``, accumulation up to 3, any padding.
+    ``ordered`` forces a sized loader to have an :class:`~durations.Order` (:func:`orders`)
+    or to have none (``None``: either; a stream has none).
     """
+    _check_flag("ordered", ordered)
+    if ordered and sized is False:
+        raise ValueError(
+            "ordered=True with sized=False: a stream of unknown length has no epochs to order"
+        )
     _check_int("max_samples", max_samples, minimum=1)
     _check_int("max_batch_size", max_batch_size, minimum=1)
     _check_int("max_world_size", max_world_size, minimum=1)
@@ -121,14 +129,18 @@ def loaders(
         has_tokens = draw(st.booleans()) if tokens is None else tokens
         per_sample = draw(st.integers(1, 8)) if has_tokens else None
         name = draw(st.sampled_from(list(names)))
+        order = None
+        if samples is not None and (draw(st.booleans()) if ordered is None else ordered):
+            order = draw(orders())
         if max_world_size > 1 and draw(st.booleans()):
-            return _sharded(draw, samples, batch, per_sample, name, max_world_size)
+            return _sharded(draw, samples, batch, per_sample, name, max_world_size, order)
         return Loader(
             samples=samples,
             batch_size=batch,
             drop_last=drop_last,
             tokens_per_sample=per_sample,
             name=name,
+            order=order,
         )
 
     return build()
@@ -141,6 +153,7 @@ def _sharded(
     per_sample: int | None,
     name: str | None,
     max_world_size: int,
+    order: Order | None,
 ) -> Loader:
     """A data-parallel loader; a geometry whose epoch would train nothing (which ``Loader``
     refuses) reads with repeat padding and without ``drop_last`` instead."""
@@ -152,6 +165,7 @@ def _sharded(
         accumulation=draw(st.integers(1, 3)),
         tokens_per_sample=per_sample,
         name=name,
+        order=order,
     )
     padding = draw(st.sampled_from([p.value for p in Padding]))
     try:

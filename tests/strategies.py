@@ -54,7 +54,7 @@ def sharded_loaders(
     """A data-parallel loader of ``samples``: 1-4 ranks, micro-batches of 1-4, accumulation
     1-3, every padding, ``drop_last`` either way (``durations.testing``'s own drawing)."""
     micro = draw(st.integers(1, 4))
-    return _sharded(draw, samples, micro, tokens_per_sample, None, 4)
+    return _sharded(draw, samples, micro, tokens_per_sample, None, 4, None)
 
 
 @st.composite

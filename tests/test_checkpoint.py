@@ -17,13 +17,15 @@ from durations import (
     CheckpointFormatError,
     FitCall,
     Loader,
+    Order,
     Progress,
     ResumeMode,
     RunConfig,
     Time,
     plan,
 )
-from durations.checkpoint import FORMAT, TakenUp
+from durations.checkpoint import TakenUp
+from durations.order import step_indices
 
 from .strategies import scripts
 
@@ -59,10 +61,12 @@ def test_without_ledger_round_trips() -> None:
 
 @pytest.mark.parametrize("path", sorted(GOLDEN.glob("checkpoint-v*.json")), ids=lambda p: p.name)
 def test_golden_files_load(path: Path) -> None:
-    """Every checkpoint format ever written still loads; the current one writes back unchanged."""
+    """Every checkpoint format ever written still loads; a checkpoint that is written in its
+    file's format (format 4 without an ordered loader, format 5 with one) writes back
+    unchanged."""
     data = json.loads(path.read_text())
     checkpoint = Checkpoint.from_dict(data)
-    if data["format"] == FORMAT:
+    if data["format"] >= 4:
         assert checkpoint.to_dict() == data
 
 
@@ -118,7 +122,7 @@ def _broken(edit: str) -> dict[str, Any]:
 
 # (edit applied to the golden checkpoint, the place named, the reason)
 MALFORMED = [
-    ("d['format'] = 5", "format", "format 5 is newer than this version of durations reads"),
+    ("d['format'] = 6", "format", "format 6 is newer than this version of durations reads"),
     ("d['format'] = 4", "taken_up", "missing"),  # format 4 records how the run was taken up
     (
         "d['ledger'][0]['loader']['sharding']['padding'] = 'pad'",
@@ -163,6 +167,126 @@ MALFORMED_V4 = [
     ("d['taken_up']['when'] = 1", "taken_up", "unknown keys ['when']"),
     ("d['taken_up'] = 'extend'", "taken_up", "expected an object, got str"),
 ]
+
+
+# (edit applied to the golden format-5 checkpoint, the place named, the reason)
+MALFORMED_V5 = [
+    ("del d['ledger'][0]['loader']['order']", "ledger[0].loader.order", "missing"),
+    (  # an order is an object, as Order's fields
+        "d['ledger'][0]['loader']['order'] = 'shuffled'",
+        "ledger[0].loader.order",
+        "expected an object, got str",
+    ),
+    (
+        "d['ledger'][0]['loader']['order']['shuffle'] = 1",
+        "ledger[0].loader.order.shuffle",
+        "expected true or false, got 1",
+    ),
+    (
+        "d['ledger'][0]['loader']['order']['seed'] = -1",
+        "ledger[0].loader.order",
+        "expected a whole number from 0 to",
+    ),
+    (
+        "d['ledger'][0]['loader']['order']['seed'] = 2**64",
+        "ledger[0].loader.order",
+        "expected a whole number from 0 to",
+    ),
+    ("del d['ledger'][0]['loader']['order']['seed']", "ledger[0].loader.order.seed", "missing"),
+    (
+        "d['ledger'][0]['loader']['order']['key'] = 1",
+        "ledger[0].loader.order",
+        "unknown keys ['key']",
+    ),
+    (  # an order of each epoch needs epochs: a stream of unknown length has none
+        "d['ledger'][0]['loader']['samples'] = None",
+        "ledger[0].loader",
+        "a stream of unknown length has no epochs",
+    ),
+    (  # format 4 has no order: a format-4 reader would drop it silently
+        "d['format'] = 4",
+        "ledger[0].loader",
+        "unknown keys ['order']",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "where", "reason"), MALFORMED_V5)
+def test_malformed_order(edit: str, where: str, reason: str) -> None:
+    """A malformed loader ``order`` is rejected with its place and the reason."""
+    data = json.loads((GOLDEN / "checkpoint-v5.json").read_text())
+    exec(edit, {"d": data})
+    with pytest.raises(CheckpointFormatError) as info:
+        Checkpoint.from_dict(data)
+    assert info.value.path == where
+    assert reason in str(info.value)
+
+
+def test_format_is_the_oldest_that_holds_the_ledger() -> None:
+    """A checkpoint is written in format 5 exactly when a loader of its ledger has an order,
+    so a run without one stays readable where format 4 is the newest read."""
+    plain = Loader(samples=100, batch_size=10, name="a")
+    config = RunConfig(max_duration="1ep")
+    for loader, version in (
+        (plain, 4),
+        (attrs.evolve(plain, order=Order.sequential()), 5),
+        (attrs.evolve(plain, order=Order.shuffled(seed=3)), 5),
+    ):
+        checkpoint = plan(config, [FitCall(loader=loader)]).checkpoint_at(4)
+        data = checkpoint.to_dict()
+        assert data["format"] == version
+        assert Checkpoint.from_dict(json.loads(json.dumps(data))) == checkpoint
+
+
+def test_golden_v5_resumes_its_order() -> None:
+    """The pinned format-5 checkpoint (step 40 of the two-phase run, its pretraining shuffled
+    with seed 2026 on 4 ranks) resumes to the uninterrupted end with its order, and the plan's
+    steps after it read what the uninterrupted run's do; on 3 ranks, the rest of the epoch
+    reads each sample the 4 ranks had not read yet once (rule 19)."""
+    order = Order.shuffled(seed=2026)
+    pretrain = Loader.sharded(
+        samples=1_000, world_size=4, device_batch_size=8, tokens_per_sample=16,
+        name="pretrain", order=order,
+    )  # fmt: skip
+    curated = Loader(
+        samples=200, batch_size=8, tokens_per_sample=16, name="curated", order=Order.sequential()
+    )
+    calls = [FitCall(loader=pretrain), FitCall(loader=curated, duration="0.1ep", name="anneal")]
+    config = RunConfig(max_duration="2ep")
+    checkpoint = Checkpoint.from_dict(json.loads((GOLDEN / "checkpoint-v5.json").read_text()))
+    whole = plan(config, calls)
+    resumed = plan(config, calls, checkpoint)
+    assert resumed.stop == whole.stop
+    assert [d.code for d in resumed.diagnostics] == [d.code for d in whole.diagnostics]
+    for k, rank in ((41, 1), (64, 3), (65, 0), (67, 0)):  # the anneal is one process
+        assert step_indices(resumed, k - 40, rank=rank) == step_indices(whole, k, rank=rank)
+    on3 = [FitCall(loader=pretrain.with_world_size(3)), calls[1]]
+    elastic = plan(config, on3, checkpoint)
+    assert elastic.segments[0].start.sample_in_epoch == 256  # 8 steps of 32 into epoch 1
+    rest = [  # 744 samples on 3 ranks of 8: 31 steps, nothing to even
+        i for k in range(1, 32) for r in range(3) for i in step_indices(elastic, k, rank=r)
+    ]
+    read = [i for k in range(33, 41) for r in range(4) for i in step_indices(whole, k, rank=r)]
+    assert sorted(read + rest) == list(range(1_000))
+
+
+def test_another_order_is_another_stream() -> None:
+    """Resumed with another seed (or without the order), the checkpoint's position would read
+    other samples: the call starts a new epoch and says so, naming both orders (rule 14)."""
+    checkpoint = Checkpoint.from_dict(json.loads((GOLDEN / "checkpoint-v5.json").read_text()))
+    for order, named in (
+        (Order.shuffled(seed=7), "its order: shuffled, seed 2026 -> shuffled, seed 7"),
+        (None, "its order: shuffled, seed 2026 -> the job's own order"),
+    ):
+        pretrain = Loader.sharded(
+            samples=1_000, world_size=4, device_batch_size=8, tokens_per_sample=16,
+            name="pretrain", order=order,
+        )  # fmt: skip
+        resumed = plan(RunConfig(max_duration="2ep"), [FitCall(loader=pretrain)], checkpoint)
+        changed = [d for d in resumed.diagnostics if d.code == "loader-changed"]
+        assert len(changed) == 1
+        assert named in changed[0].message
+        assert resumed.segments[0].start.at_epoch_start
 
 
 @pytest.mark.parametrize(("edit", "where", "reason"), MALFORMED_V4)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
+from typing import ClassVar
 
+import attrs
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from durations import FitCall, GeometryError, Loader, Order, Plan, RunConfig, plan
 from durations.order import MAX_SAMPLES, Permutation, mix64, step_indices
+from durations.scenario import Scenario, ScenarioError
 from durations.sharding import sample_at
 
 ORDERS = [Order.sequential(), Order.shuffled(seed=3)]
@@ -259,3 +262,105 @@ class TestStepIndices:
         )
         with pytest.raises(GeometryError, match="a stream of unknown length has no epoch"):
             step_indices(stream, 1, order=Order.sequential())
+
+
+class TestLoaderOrder:
+    """``Loader.order``: a loader's order is part of its stream (rule 19)."""
+
+    def test_the_order_is_part_of_the_stream(self) -> None:
+        """Two loaders that differ only in their order are two streams: a position of one is
+        another sample of the other. The world size and batch size stay free."""
+        job = Loader.sharded(samples=101, world_size=2, device_batch_size=10, name="a")
+        shuffled = Loader.sharded(
+            samples=101, world_size=2, device_batch_size=10, name="a", order=Order.shuffled(1)
+        )
+        assert not job.same_stream(shuffled)
+        assert shuffled.same_stream(shuffled.with_world_size(3))
+        assert shuffled.with_world_size(3).order == Order.shuffled(1)
+        assert not shuffled.same_stream(
+            Loader.sharded(
+                samples=101, world_size=2, device_batch_size=10, name="a", order=Order.shuffled(2)
+            )
+        )
+
+    def test_step_indices_reads_the_loaders_order(self) -> None:
+        """Without ``order=``, the step's loader's order; a loader without one is refused,
+        naming the call and the fix."""
+        job = Loader(samples=10, batch_size=4, name="a")
+        for order in ORDERS:
+            ordered = plan(
+                RunConfig(max_duration="1ep"), [FitCall(loader=attrs.evolve(job, order=order))]
+            )
+            assert step_indices(ordered, 2) == step_indices(ordered, 2, order=order)
+        bare = plan(RunConfig(max_duration="1ep"), [FitCall(loader=job)])
+        with pytest.raises(
+            GeometryError, match=r"the loader of call '#0' has no order .*pass order="
+        ):
+            step_indices(bare, 1)
+
+    # (loader keyword arguments, the message)
+    INVALID: ClassVar[list[tuple[dict[str, object], str]]] = [
+        (
+            {"samples": None, "order": Order.sequential()},
+            "a stream of unknown length has no epochs",
+        ),
+        ({"samples": 10, "order": "shuffled"}, "expected a durations.Order"),
+        (
+            {"samples": MAX_SAMPLES + 1, "order": Order.shuffled(0)},
+            "expected a whole number from 0 to",
+        ),
+    ]
+
+    @pytest.mark.parametrize(("kwargs", "message"), INVALID)
+    def test_invalid_orders(self, kwargs: dict[str, object], message: str) -> None:
+        with pytest.raises(GeometryError, match="invalid loader") as error:
+            Loader(batch_size=2, **kwargs)  # type: ignore[arg-type]
+        assert message in str(error.value)
+
+
+class TestScenarioOrder:
+    """A scenario file's ``order`` and ``seed`` keys are ``Loader.order``."""
+
+    HEAD = '[run]\nmax_duration = "1ep"\n[[fit]]\nloader = "a"\n[loaders.a]\nsamples = 100\n'
+
+    @pytest.mark.parametrize(
+        ("keys", "order"),
+        [
+            ("batch_size = 10\n", None),
+            ('batch_size = 10\norder = "sequential"\n', Order.sequential()),
+            ('batch_size = 10\norder = "shuffled"\nseed = 7\n', Order.shuffled(7)),
+            (  # a data-parallel loader keeps its sharding and takes the order
+                'world_size = 2\ndevice_batch_size = 5\norder = "shuffled"\nseed = 0\n',
+                Order.shuffled(0),
+            ),
+        ],
+    )
+    def test_keys_are_the_api(self, keys: str, order: Order | None) -> None:
+        loader = Scenario.from_toml(self.HEAD + keys, source="run.toml").loaders["a"]
+        assert loader.order == order
+        assert loader.batch_size == 10
+
+    # (keys, the message after "run.toml: loaders.a.")
+    INVALID: ClassVar[list[tuple[str, str]]] = [
+        ("seed = 7\n", 'seed: a seed is for a shuffled order: add order = "shuffled"'),
+        (
+            'order = "sequential"\nseed = 7\n',
+            'seed: order = "sequential" reads the data set in order and takes no seed',
+        ),
+        ('order = "shuffled"\n', 'seed: missing: order = "shuffled" needs the seed'),
+        (
+            'order = "shuffled"\nseed = -1\n',
+            "seed: invalid loader seed: expected a whole number from 0 to",
+        ),
+        (
+            'order = "random"\n',
+            "order: unknown order 'random'; expected 'sequential' or 'shuffled'",
+        ),
+        ("order = 1\n", "order: expected 'sequential' or 'shuffled', got an integer 1"),
+    ]
+
+    @pytest.mark.parametrize(("keys", "message"), INVALID)
+    def test_invalid_keys(self, keys: str, message: str) -> None:
+        with pytest.raises(ScenarioError) as error:
+            Scenario.from_toml(self.HEAD + "batch_size = 10\n" + keys, source="run.toml")
+        assert str(error.value).startswith(f"run.toml: loaders.a.{message}")

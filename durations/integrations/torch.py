@@ -19,6 +19,7 @@ imported when :func:`scheduler` is called. :func:`lr_lambda` is the bare functio
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -26,14 +27,14 @@ from typing import Any
 from ..errors import counted, shown_value
 from ..loader import Loader
 from ..order import MAX_SAMPLES, MULTIPLIERS, PRIME, Order, Permutation
-from ..plans import Plan
+from ..plans import Plan, Segment
 from ..progress import Progress
 from ..schedules import ResolvedSchedule
-from ..sharding import sample_at
+from ..sharding import Padding, sample_at
 from . import INSTALL_HINT
 from ._session import IntegrationError
 
-__all__ = ["IntegrationError", "OrderSampler", "lr_lambda", "scheduler"]
+__all__ = ["DealtOrderSampler", "IntegrationError", "OrderSampler", "lr_lambda", "scheduler"]
 
 
 def _check(resolved: object) -> ResolvedSchedule:
@@ -193,13 +194,16 @@ class OrderSampler:
             self._ended = None  # an epoch chosen on purpose: none is just behind it any more
             self._begin(epoch, 0)
 
-    def start_at(self, where: Plan | Progress) -> None:
+    def start_at(self, where: Plan | Segment | Progress) -> None:
         """Read from where ``where`` starts: a plan (``plan(config, script, checkpoint)``), whose
         first step on this sampler's stream says where (its data policy and any new stream
-        applied), or a position (its epoch and ``sample_in_epoch``). The rest of that epoch is
-        evened for this sampler's ranks; a position with no step left in the epoch starts the
-        next one."""
-        if isinstance(where, Plan):
+        applied), one of its segments (a call), or a position (its epoch and
+        ``sample_in_epoch``). The rest of that epoch is evened for this sampler's ranks; a
+        position with no step left in the epoch starts the next one."""
+        if isinstance(where, Segment):
+            here = where.start.normalized(where.loader)
+            self._begin(here.epoch, here.sample_in_epoch)
+        elif isinstance(where, Plan):
             segment = next(
                 (
                     s
@@ -220,7 +224,7 @@ class OrderSampler:
         else:
             raise IntegrationError(
                 f"where={shown_value(where)}: expected a durations.Plan (plan(config, script, "
-                "checkpoint)) or a durations.Progress"
+                "checkpoint)), one of its segments, or a durations.Progress"
             )
 
     def _begin(self, epoch: int, position: int) -> None:
@@ -306,6 +310,74 @@ class OrderSampler:
             )
         epoch, position = (_saved(state, name) for name in ("epoch", "position"))
         self._begin(epoch, position)
+
+
+class DealtOrderSampler:
+    """Every rank's indices of a loader's :class:`~durations.Order`, one micro-batch of each
+    rank in turn, for a framework that deals whole micro-batches to its ranks itself:
+    accelerate's ``BatchSamplerShard`` under Hugging Face's ``Trainer`` gives rank ``r`` the
+    ``r``-th micro-batch of every round of ``world_size``. So each rank reads exactly what an
+    :class:`OrderSampler` of its rank yields (rule 19: positions ``s + r, s + r + W, ...``),
+    micro-batch by micro-batch, and the integrations check it against the plan.
+
+    Each round is ``world_size x device_batch_size`` positions, so the rest of every epoch must
+    be whole rounds: one rank, or ``padding="cycle"`` (accelerate's ``even_batches``), which
+    evens the rest of an epoch to whole rounds (rule 17); other paddings are refused.
+
+    ``len()`` is a whole epoch at this geometry, whatever the position: a framework that counts
+    an epoch's steps from it once (Hugging Face) ends its epochs where the data's end. The first
+    iteration after :meth:`start_at` inside an epoch yields its rest; every iteration after an
+    epoch read to its end yields the next epoch whole. ``set_epoch`` is accepted and ignored:
+    the frameworks call it with a counter of their own (Hugging Face's starts at 0 in every
+    ``train()``), while the order is keyed by the lifetime epoch, which the sampler follows
+    itself.
+    """
+
+    def __init__(self, order: Order, loader: Loader, *, epoch: int = 0) -> None:
+        world = loader.sharding.world_size if isinstance(loader, Loader) and loader.sharding else 1
+        self.ranks = [OrderSampler(order, loader, rank=r, epoch=epoch) for r in range(world)]
+        sharding = loader.sharding
+        if sharding is not None and world > 1 and sharding.padding is not Padding.CYCLE:
+            raise IntegrationError(
+                f"loader {shown_value(loader.name)} evens its ranks by {sharding.padding.value} "
+                "padding; a framework that deals whole micro-batches to its ranks reads whole "
+                "rounds of them: build it with Loader.sharded(..., padding='cycle')"
+            )
+        self.order, self.loader, self.world_size = order, loader, world
+        self.device_batch_size = 1 if sharding is None else sharding.device_batch_size
+
+    def set_epoch(self, epoch: int) -> None:
+        """Ignored: the sampler goes on to the next lifetime epoch by itself (class docs)."""
+
+    def start_at(self, where: Plan | Segment | Progress) -> None:
+        """Read from where ``where`` starts, as :meth:`OrderSampler.start_at`."""
+        for sampler in self.ranks:
+            sampler.start_at(where)
+
+    @property
+    def epoch(self) -> int:
+        """The lifetime epoch the next index is read from."""
+        return self.ranks[0]._rest()[0]
+
+    @property
+    def position(self) -> int:
+        """The global position in the epoch the ranks have read up to."""
+        return self.ranks[0].position
+
+    def __len__(self) -> int:
+        samples = self.loader.samples_per_epoch
+        assert samples is not None  # a sized loader: OrderSampler checked it
+        return samples
+
+    def __iter__(self) -> Iterator[int]:
+        readers = [iter(sampler) for sampler in self.ranks]
+        size = self.device_batch_size
+        while True:
+            batches = [list(itertools.islice(reader, size)) for reader in readers]
+            if not batches[0]:
+                return
+            for batch in batches:
+                yield from batch
 
 
 def _saved(state: Mapping[str, Any], name: str) -> int:

@@ -38,6 +38,7 @@ from ..errors import shown_value
 from ..fit import FitCall, RunConfig
 from ..intervals import At, AtCallEnds, Every
 from ..loader import Loader
+from ..plans import Segment
 from ..schedules import OnExtend, ResolvedSchedule, Schedule
 from ..sharding import Padding
 from . import INSTALL_HINT
@@ -113,6 +114,7 @@ class _Callback:
         self._curve: ResolvedSchedule | None = None
         self._active = False
         self._step = 0
+        self._sampler: Any = None
 
     # -- the script's side ---------------------------------------------------------------------
 
@@ -167,12 +169,47 @@ class _Callback:
         if self.schedule is not None:
             _check_unused_scheduler_arguments(trainer.args, start.segment.name)
             self._supply_scheduler(trainer, start.segment.start.batch)
+        if start.segment.loader.order is not None:
+            self._supply_sampler(trainer, start.segment)
         self._active = True
         try:
             return trainer.train(resume_from_checkpoint=start.resume_from, **kwargs)
         finally:
             self._active = False
+            self._sampler = None
             vars(trainer).pop("create_scheduler", None)
+            vars(trainer).pop("_get_train_sampler", None)
+
+    def _supply_sampler(self, trainer: Any, segment: Segment) -> None:
+        """Have ``trainer`` read the call's loader in its order, from the call's start: a
+        :class:`~durations.integrations.torch.DealtOrderSampler` (accelerate deals its
+        micro-batches to the ranks), in place of the sampler Hugging Face would build."""
+        from .torch import DealtOrderSampler
+
+        loader, order = segment.loader, segment.loader.order
+        assert order is not None
+        if not trainer.args.ignore_data_skip:
+            raise IntegrationError(
+                f"call {segment.name!r} reads its loader in the order {order}, from the plan's "
+                "position, at any world size; Hugging Face would also skip the batches it "
+                "counts as read: set TrainingArguments(ignore_data_skip=True)"
+            )
+        config = getattr(trainer.accelerator, "dataloader_config", None)
+        for option in ("split_batches", "dispatch_batches"):
+            if getattr(config, option, None):
+                raise IntegrationError(
+                    f"call {segment.name!r} reads its loader in the order {order}, which each "
+                    f"rank reads a micro-batch at a time; accelerate's {option}=True hands the "
+                    "ranks other slices of it: leave it False (accelerator_config)"
+                )
+        sampler = DealtOrderSampler(order, loader)
+        sampler.start_at(segment)
+        self._sampler = sampler
+
+        def get_train_sampler(train_dataset: Any = None) -> Any:
+            return sampler
+
+        trainer._get_train_sampler = get_train_sampler
 
     def _supply_scheduler(self, trainer: Any, step: int) -> None:
         """Have ``trainer`` build this call's scheduler from the plan, at lifetime ``step``.
@@ -277,13 +314,36 @@ class _Callback:
                 "num_train_epochs): set TrainingArguments(max_steps=...) to at least that, or "
                 "larger; the callback stops the call at the plan's step"
             )
-        if args.ignore_data_skip:
+        if self._sampler is not None:
+            self._check_sampler(dataloader, segment.name)
+        elif args.ignore_data_skip:
             raise IntegrationError(
                 "ignore_data_skip=True restarts the interrupted epoch; the plan resumes the "
-                "data exactly: leave ignore_data_skip=False"
+                "data exactly: leave ignore_data_skip=False (or give the loader an order, "
+                "Loader(order=...), which the callback reads from the plan's position)"
             )
-        self._check_data_position(state.global_step)
+        else:
+            self._check_data_position(state.global_step)
         self._check_scheduler(kwargs.get("lr_scheduler"), state.global_step)
+
+    def _check_sampler(self, dataloader: Any, name: str) -> None:
+        """The training dataloader must read the order's sampler: a ``Trainer`` that builds its
+        dataloader another way (an overridden ``get_train_dataloader``, an iterable data set)
+        would read something else."""
+        seen, todo = 0, [dataloader]
+        while todo and seen < 16:
+            here = todo.pop()
+            seen += 1
+            if here is self._sampler:
+                return
+            todo += [getattr(here, a, None) for a in ("batch_sampler", "sampler")]
+            todo = [t for t in todo if t is not None]
+        raise IntegrationError(
+            f"call {name!r}: the trainer's training dataloader does not read the sampler of "
+            "the loader's order (a Trainer whose get_train_dataloader or _get_train_sampler is "
+            "overridden, or an IterableDataset): it would read another order than the plan's; "
+            "let the Trainer build its dataloader from a map-style dataset"
+        )
 
     def _check_scheduler(self, scheduler: Any, global_step: int) -> None:
         """The scheduler restored from a checkpoint must count lifetime steps: one saved by a

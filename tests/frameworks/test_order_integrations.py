@@ -132,3 +132,77 @@ def test_hugging_face_killed_and_resumed_on_2_3_1_2_processes_reads_the_plan(
     assert set(read) == {("a", 0), ("a", 1), ("b", 2)}
     for (name, epoch), counts in read.items():
         assert counts == Counter(range(LOADERS[name][0])) + padded[name, epoch], (name, epoch)
+
+
+# -- refusals, before the first step ------------------------------------------------------------
+
+
+def _trainer(root: Path, *, skip: bool, own_loader: bool = False) -> tuple[Any, Any]:
+    """A one-process Hugging Face trainer of the first call, and its callback."""
+    import torch
+    from transformers import Trainer, TrainingArguments
+
+    from durations.integrations.transformers import DurationsCallback
+
+    class Data(torch.utils.data.Dataset[dict[str, torch.Tensor]]):
+        def __len__(self) -> int:
+            return LOADERS["a"][0]
+
+        def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+            return {"x": torch.tensor([float(index)]), "labels": torch.tensor([0.0])}
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(1, 1)
+
+        def forward(self, x: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
+            return {"loss": ((self.layer(x) - labels) ** 2).mean()}
+
+    class OwnLoader(Trainer):  # type: ignore[misc]
+        def get_train_dataloader(self) -> Any:
+            return torch.utils.data.DataLoader(Data(), batch_size=2)
+
+    callback = DurationsCallback(CONFIG, script(1), checkpoints=root)
+    args = TrainingArguments(
+        output_dir=str(root / "pretrain"),
+        per_device_train_batch_size=2,
+        max_steps=1000,
+        save_strategy="no",
+        ignore_data_skip=skip,
+        report_to="none",
+        use_cpu=True,
+        disable_tqdm=True,
+    )
+    kind = OwnLoader if own_loader else Trainer
+    return kind(model=Model(), args=args, train_dataset=Data(), callbacks=[callback]), callback
+
+
+# (trainer options, the message, the reason)
+REFUSED = [
+    (
+        {"skip": False},
+        r"reads its loader in the order shuffled, seed 11, from the plan's position, at any "
+        r"world size; Hugging Face would also skip the batches it counts as read: set "
+        r"TrainingArguments\(ignore_data_skip=True\)",
+        "Hugging Face's batch skip would skip the rest of the epoch's start a second time",
+    ),
+    (
+        {"skip": True, "own_loader": True},
+        r"call 'pretrain': the trainer's training dataloader does not read the sampler of the "
+        r"loader's order",
+        "a dataloader built elsewhere reads another order than the plan's",
+    ),
+]
+
+
+@pytest.mark.parametrize(("options", "message", "reason"), REFUSED)
+def test_hugging_face_refuses_what_would_not_read_the_order(
+    tmp_path: Path, options: dict[str, bool], message: str, reason: str
+) -> None:
+    from durations.integrations.transformers import IntegrationError
+
+    trainer, callback = _trainer(tmp_path, **options)
+    with pytest.raises(IntegrationError, match=message):
+        callback.train(trainer)
+    assert not list(tmp_path.rglob("checkpoint-*")), reason  # before the first step

@@ -10,7 +10,12 @@ from collections import Counter
 import pytest
 
 from durations import FitCall, Loader, Order, RunConfig, plan
-from durations.integrations.torch import IntegrationError, OrderSampler, _permuted
+from durations.integrations.torch import (
+    DealtOrderSampler,
+    IntegrationError,
+    OrderSampler,
+    _permuted,
+)
 from durations.order import Permutation, step_indices
 
 torch = pytest.importorskip("torch")
@@ -278,3 +283,51 @@ def test_chunks_are_seamless(chunk: int, monkeypatch: pytest.MonkeyPatch) -> Non
         resumed = OrderSampler(order, job, rank=rank)
         resumed.load_state_dict(partial.state_dict())
         assert head + list(resumed) == expected
+
+
+# -- DealtOrderSampler: for a framework that deals whole micro-batches to its ranks --------------
+
+
+def _dealt(sampler: DealtOrderSampler, world: int, device: int) -> list[list[int]]:
+    """What each rank reads when accelerate deals ``sampler``'s micro-batches: micro-batch
+    ``r`` of every round of ``world`` to rank ``r`` (``BatchSamplerShard``)."""
+    flat = list(sampler)
+    batches = [flat[i : i + device] for i in range(0, len(flat), device)]
+    return [[i for b in batches[r::world] for i in b] for r in range(world)]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize(("world", "device", "accumulation"), [(1, 3, 1), (2, 2, 1), (3, 2, 2)])
+def test_dealt_ranks_read_the_plan_s_steps(
+    order: Order, world: int, device: int, accumulation: int
+) -> None:
+    """Dealt as accelerate deals it, every rank reads, epoch after epoch, exactly the indices
+    ``step_indices`` names for it, from a start inside an epoch; ``len`` is a whole epoch."""
+    job = Loader.sharded(
+        samples=23, world_size=world, device_batch_size=device, accumulation=accumulation,
+        padding="cycle", name="a", order=order,
+    )  # fmt: skip
+    whole = plan(RunConfig(max_duration="3ep"), [FitCall(loader=job)])
+    resumed = plan(RunConfig(max_duration="3ep"), [FitCall(loader=job)], whole.checkpoint_at(1))
+    sampler = DealtOrderSampler(order, job)
+    sampler.start_at(resumed)
+    sampler.set_epoch(7)  # a framework's own counter: ignored
+    read: list[list[int]] = [[] for _ in range(world)]
+    for _ in range(3):  # the rest of epoch 0, then epochs 1 and 2
+        assert len(sampler) == job.samples_per_epoch
+        for rank, indices in enumerate(_dealt(sampler, world, device)):
+            read[rank] += indices
+    for rank in range(world):
+        expected = [
+            i
+            for k in range(1, resumed.total_steps + 1)
+            for i in step_indices(resumed, k, rank=rank)
+        ]
+        assert read[rank] == expected
+
+
+def test_dealt_refuses_padding_that_is_not_whole_rounds() -> None:
+    """Repeat or drop padding leaves a last round of other micro-batches than the ranks'."""
+    with pytest.raises(IntegrationError, match=r"repeat padding; .* padding='cycle'"):
+        DealtOrderSampler(Order.sequential(), _job(2, 2))
+    DealtOrderSampler(Order.sequential(), _job(1, 2))  # one rank evens nothing

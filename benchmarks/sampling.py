@@ -3,7 +3,9 @@
 One rank of two iterates a whole epoch of a million samples: torch's ``DistributedSampler``
 (``set_epoch``, then its ``torch.randperm`` order dealt ``rank::2``), and
 ``durations.integrations.torch.OrderSampler`` with a shuffled and a sequential order (the
-keyed permutation worked out a chunk at a time on int64 tensors). Building each sampler is
+keyed permutation worked out a chunk at a time on int64 tensors), and ``DealtOrderSampler``,
+every rank's micro-batches in turn (what each rank of a Hugging Face job iterates, accelerate
+keeping its own; timed per index it yields). Building each sampler is
 timed apart, on a 1,000-sample and a 10**12-sample data set: the order is a function, so
 building it does not grow with the epoch.
 """
@@ -58,6 +60,10 @@ def run(ctx: Context) -> Figure:
     )
     shuffled = adapter.OrderSampler(Order.shuffled(seed=1), job, rank=0)
     sequential = adapter.OrderSampler(Order.sequential(), job, rank=0)
+    cycled = Loader.sharded(
+        samples=samples, world_size=WORLD, device_batch_size=8, padding="cycle", name="a"
+    )
+    dealt = adapter.DealtOrderSampler(Order.shuffled(seed=1), cycled)
     contenders = [
         Contender(
             "torch",
@@ -80,6 +86,14 @@ def run(ctx: Context) -> Figure:
             _iterate(sequential),
             1,
             ops=per_rank,
+        ),
+        Contender(
+            "dealt",
+            "durations: DealtOrderSampler(Order.shuffled(seed)), every rank's indices of the "
+            "same epoch",
+            _iterate(dealt),
+            1,
+            ops=len(dealt),
         ),
     ]
     rounds = ctx.settings.pick(7, 2)
@@ -118,6 +132,14 @@ def run(ctx: Context) -> Figure:
             "iterating the sampler costs no more than 2x torch's DistributedSampler per index",
             (ratio is not None and ratio <= 2) if assessed else None,
             f"shuffled / torch = {ratio:.3g}x" if ratio is not None else "no ratio",
+        )
+    )
+    dealt_ratio = figure.get("dealt").ratio
+    figure.goals.append(
+        Goal(
+            "the dealt sampler (Hugging Face's) costs no more than 2x torch's per index",
+            (dealt_ratio is not None and dealt_ratio <= 2) if assessed else None,
+            f"dealt / torch = {dealt_ratio:.3g}x" if dealt_ratio is not None else "no ratio",
         )
     )
     figure.goals.append(

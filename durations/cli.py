@@ -202,6 +202,14 @@ def _plan_command(
         help="what if the re-run has N data-parallel ranks: every data-parallel loader is read "
         "on N ranks (same per-device batch), the checkpoint stays as written",
     )
+    p.add_argument(
+        "--indices",
+        type=_positive,
+        metavar="STEP",
+        help="print the data-set indices each rank reads in the step that ends at lifetime step "
+        "STEP, through its loader's order (the loader's order and seed keys); by default, "
+        "those of the plan's first step when its loader has an order",
+    )
     p.add_argument("--mode", choices=RESUME_MODES, help="override [resume] mode")
     p.add_argument("--data", choices=DATA_POLICIES, help="override [resume] data")
     p.set_defaults(run=_plan)
@@ -330,6 +338,7 @@ def _plan(args: argparse.Namespace) -> int:
             f"what if: the re-run reads every data-parallel loader on {args.world_size} ranks"
         )
     result = plan(config, calls, checkpoint)
+    step = _indices_step(result, args.indices)
     curve, events = _schedule(scenario, result)
     if args.plot is not None:
         _plot_to(args.plot, result, curve, events)
@@ -337,12 +346,15 @@ def _plan(args: argparse.Namespace) -> int:
         data = _render.plan_json(result)
         data["schedule"] = _render.schedule_json(result, curve)
         data["events"] = _render.events_json(events)
+        data["indices"] = None if step is None else _render.indices_json(result, step)
         print(json.dumps(data, indent=2))
     else:
         for note in notes:
             _say(note)
         text = _render.plan_text(result)
         extra = _render.schedule_text(result, curve, events)
+        if step is not None:
+            extra = [*extra, *([""] if extra else []), *_render.indices_text(result, step)]
         if extra:
             # The schedule and events go after the timeline, before the diagnostics.
             head, marker, diagnostics = text.partition("\ndiagnostics:\n")
@@ -464,6 +476,31 @@ def _file_kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a plain file"
+
+
+def _indices_step(result: Plan, lifetime: int | None) -> int | None:
+    """The plan step whose indices to print: the one ending at lifetime step ``lifetime``, or,
+    without it, the plan's first when its loader has an order (``None``: no indices)."""
+    if lifetime is None:
+        first = result.segment_at(1) if result.total_steps else None
+        return 1 if first is not None and first.loader.order is not None else None
+    low, high = result.start.batch + 1, result.stop.batch
+    if low > high:
+        raise InputError(f"--indices {lifetime:,}: the plan trains nothing: no step reads data")
+    if not low <= lifetime <= high:
+        raise InputError(
+            f"--indices {lifetime:,}: not a step of this plan; its steps end at lifetime steps "
+            f"from {low:,} to {high:,}"
+        )
+    segment = result.segment_at(lifetime - result.start.batch)
+    assert segment is not None
+    if segment.loader.order is None:
+        raise InputError(
+            f"--indices {lifetime:,}: loader {segment.loader.name!r} of call {segment.name!r} has "
+            'no order to name indices by; give its table order = "sequential", or order = '
+            '"shuffled" and a seed (docs/scenario-files.md)'
+        )
+    return lifetime - result.start.batch
 
 
 def _on_world_size(calls: tuple[FitCall, ...], world_size: int) -> tuple[FitCall, ...]:

@@ -269,13 +269,16 @@ def scenarios(
     max_samples: int = 40,
     max_batch_size: int = 8,
     max_world_size: int = 1,
+    ordered: bool | None = None,
 ) -> st.SearchStrategy[Scenario]:
     """Whole runs: named, sized loaders with known tokens, a ``max_duration``, and fit calls.
 
     With ``"dur"`` among ``units``, calls may ask for a fraction of ``max_duration``, which is
     always drawn in one of the other units. ``max_world_size`` above 1 makes some loaders
-    data-parallel (see :func:`loaders`).
+    data-parallel, and ``ordered`` gives every loader an order or none (``None``: either; see
+    :func:`loaders`).
     """
+    _check_flag("ordered", ordered)
     _check_int("max_calls", max_calls, minimum=1)
     _check_int("max_loaders", max_loaders, minimum=1)
     chosen = _units(units)
@@ -292,6 +295,7 @@ def scenarios(
                     max_batch_size=max_batch_size,
                     names=[name],
                     max_world_size=max_world_size,
+                    ordered=ordered,
                 )
             )
             for name in "abcdefghijklmnopqrstuvwxyz"[:count]

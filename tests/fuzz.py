@@ -225,7 +225,8 @@ def target_time(data: bytes, scratch: Path) -> str:
 
 
 def target_scenario(data: bytes, scratch: Path) -> str:
-    """``Scenario.from_toml`` and its plan; ``durations plan FILE`` and ``--json``."""
+    """``Scenario.from_toml`` and its plan; ``durations plan FILE``, ``--json`` and
+    ``--indices``."""
     scenario = _api("Scenario.from_toml", lambda: Scenario.from_toml(_text(data), source="s.toml"))
     if scenario is not None:
         _api("plan", lambda: plan(scenario.config, scenario.calls))
@@ -233,6 +234,8 @@ def target_scenario(data: bytes, scratch: Path) -> str:
     path.write_bytes(data)
     code = _cli("plan", str(path))
     _cli("plan", str(path), "--json")
+    # The indices of a step the input decides (one of the plan's, or not).
+    _cli("plan", str(path), "--indices", str(1 + sum(data) % 40))
     return {0: "accepted", 1: "planned with an error"}.get(code, "refused")
 
 
@@ -1016,6 +1019,8 @@ _TOML_TOKENS = (
             "mode",
             "data",
             "padding",
+            "order",
+            "seed",
         ]
     ),
     *(
@@ -1026,6 +1031,8 @@ _TOML_TOKENS = (
             '"end"',
             '"start:#0"',
             '"cosine"',
+            '"shuffled"',
+            '"sequential"',
             "inf",
             "nan",
             "1e308",
@@ -1055,7 +1062,7 @@ TARGETS: dict[str, Target] = {
         ),
         Target(
             "scenario",
-            "Scenario.from_toml, durations plan FILE [--json]",
+            "Scenario.from_toml, durations plan FILE [--json | --indices STEP]",
             target_scenario,
             lambda scratch: _files("examples/*.toml", "tests/golden/*.toml"),
             _TOML_TOKENS,

@@ -905,3 +905,79 @@ def test_a_long_schedule_is_elided_like_the_calls(
     assert max(map(len, out)) <= 100
     assert cli.main(["plan", str(scenario), "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["schedule"]["pieces"]) == 1000
+
+
+# -- indices: what each rank reads in a step, through the loader's order ----------------------
+
+
+def test_indices_are_the_api_s_and_each_position_once() -> None:
+    """The first step after a crash at step 3, re-planned on 3 devices, prints (text) and lists
+    (JSON) for each rank exactly ``step_indices`` of the same plan made through the API; the
+    ranks together read each position of the step once, through the order."""
+    from durations.order import step_indices
+
+    scenario = _scenario("elastic-ddp.toml")
+    crashed = plan(scenario.config, scenario.calls).checkpoint_at(3)
+    on3 = [attrs.evolve(c, loader=c.loader.with_world_size(3)) for c in scenario.calls]
+    expected = plan(scenario.config, on3, crashed)
+    args = ("plan", "examples/elastic-ddp.toml", "--resume-from", "3ba", "--world-size", "3")
+    data = json.loads(run(*args, "--json").stdout)["indices"]
+    ranks = [step_indices(expected, 1, rank=r) for r in range(3)]
+    assert data["ranks"] == ranks
+    assert (data["step"], data["epoch"], data["complete"]) == (4, 0, True)
+    first, count = data["positions"]["first"], data["positions"]["count"]
+    order = scenario.loaders["train"].order
+    assert order is not None
+    reads = [order.index(samples=101, epoch=0, position=q) for q in range(first, first + count)]
+    assert sorted(i for rank in ranks for i in rank) == sorted(reads)
+    text = run(*args).stdout
+    for r, indices in enumerate(ranks):
+        assert f"  rank {r}: {', '.join(map(str, indices))}\n" in text
+
+
+def test_indices_of_a_chosen_step() -> None:
+    """``--indices K`` names the step that ends at lifetime step K: the last one of the run
+    reads the epoch's last positions (101 samples, padded to 102: position 101 reads place 0
+    again)."""
+    data = json.loads(run("plan", "examples/elastic-ddp.toml", "--indices", "12", "--json").stdout)
+    assert data["indices"]["step"] == 12
+    assert data["indices"]["positions"] == {"first": 100, "count": 2}
+    order = _scenario("elastic-ddp.toml").loaders["train"].order
+    assert order is not None
+    assert data["indices"]["ranks"] == [
+        [order.index(samples=101, epoch=1, position=100)],
+        [order.index(samples=101, epoch=1, position=0)],
+    ]
+
+
+# (arguments after "plan", the message, the reason)
+INDICES_REFUSED = [
+    (
+        ("examples/elastic-ddp.toml", "--indices", "13"),
+        "--indices 13: not a step of this plan; its steps end at lifetime steps from 1 to 12",
+        "past the plan's last step",
+    ),
+    (
+        ("examples/elastic-ddp.toml", "--resume-from", "12ba", "--indices", "12"),
+        "--indices 12: the plan trains nothing: no step reads data",
+        "a finished run has no step to read",
+    ),
+    (
+        ("examples/two-phase.toml", "--indices", "3"),
+        "--indices 3: loader 'pretrain' of call 'pretrain' has no order to name indices by",
+        "the job's own sampler orders its data: durations does not know it",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "message", "reason"), INDICES_REFUSED)
+def test_indices_refused(args: tuple[str, ...], message: str, reason: str) -> None:
+    result = run("plan", *args)
+    assert result.returncode == 2, reason
+    assert message in result.stderr, reason
+
+
+def test_no_indices_without_an_order() -> None:
+    """A plan whose first step's loader has no order lists no indices (null in JSON)."""
+    data = json.loads(run("plan", "examples/two-phase.toml", "--json").stdout)
+    assert data["indices"] is None

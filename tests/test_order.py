@@ -364,3 +364,48 @@ class TestScenarioOrder:
         with pytest.raises(ScenarioError) as error:
             Scenario.from_toml(self.HEAD + "batch_size = 10\n" + keys, source="run.toml")
         assert str(error.value).startswith(f"run.toml: loaders.a.{message}")
+
+
+class TestAdaptersWithoutTorch:
+    """The torch adapters' arithmetic when torch is missing (the main suite's environment):
+    the same indices as the plan, one at a time (with torch: a chunk at a time, checked in
+    tests/frameworks/test_order_sampler.py)."""
+
+    @pytest.mark.parametrize("order", ORDERS)
+    @pytest.mark.parametrize(("world", "padding"), [(1, "repeat"), (3, "cycle")])
+    def test_the_samplers_read_the_plan_s_steps(
+        self, order: Order, world: int, padding: str
+    ) -> None:
+        from durations.integrations.torch import DealtOrderSampler, OrderSampler
+
+        job = Loader.sharded(
+            samples=23, world_size=world, device_batch_size=2, padding=padding, order=order
+        )
+        whole = plan(RunConfig(max_duration="2ep"), [FitCall(loader=job)])
+        run = plan(RunConfig(max_duration="2ep"), [FitCall(loader=job)], whole.checkpoint_at(1))
+        steps = range(1, run.total_steps + 1)
+        for rank in range(world):
+            sampler = OrderSampler(order, job, rank=rank)
+            sampler.start_at(run)
+            expected = [i for k in steps for i in step_indices(run, k, rank=rank)]
+            assert list(sampler) + list(sampler) == expected
+        dealt = DealtOrderSampler(order, job)
+        dealt.start_at(run)
+        flat = list(dealt) + list(dealt)
+        batches = [flat[i : i + 2] for i in range(0, len(flat), 2)]
+        for rank in range(world):
+            mine = [i for batch in batches[rank::world] for i in batch]
+            assert mine == [i for k in steps for i in step_indices(run, k, rank=rank)]
+
+    def test_dealt_iteration_left_early_goes_on_at_its_round(self) -> None:
+        """Left after 8 indices of rounds of 6 (3 ranks of 2), the next iteration starts at the
+        second round: the round left unfinished is read whole again, none is skipped."""
+        from durations.integrations.torch import DealtOrderSampler
+
+        job = Loader.sharded(
+            samples=23, world_size=3, device_batch_size=2, padding="cycle", order=ORDERS[1]
+        )
+        whole = list(DealtOrderSampler(ORDERS[1], job))
+        dealt = DealtOrderSampler(ORDERS[1], job)
+        assert list(itertools.islice(iter(dealt), 8)) == whole[:8]
+        assert list(dealt) == whole[6:]

@@ -9,6 +9,7 @@ from .as_json import MAX_JSON_EVENTS, events_json, plan_json, schedule_json
 from .checkpoint import checkpoint_text
 from .compare import compare_json, compare_text
 from .convert import convert_text
+from .indices import indices_json, indices_text
 from .plan import plan_text, timeline
 from .schedule import MAX_COUNTED_EVENTS, boundary_text, clock_at, interval_text, schedule_text
 
@@ -24,6 +25,8 @@ __all__ = [
     "convert_text",
     "events_json",
     "fitted",
+    "indices_json",
+    "indices_text",
     "interval_text",
     "number",
     "plan_json",

@@ -18,7 +18,11 @@ call that starts after a restart the previous call's final weights.
 An exact mid-epoch resume needs a loader with ``state_dict``/``load_state_dict``, such as
 torchdata's ``StatefulDataLoader``: a plain ``DataLoader`` replays the epoch (checked). The
 loader resumes by samples while Lightning counts batches, so a mid-epoch resume at another batch
-size is refused (``tests/frameworks/FINDINGS.md`` D4).
+size is refused (``tests/frameworks/FINDINGS.md`` D4). Unless the call's loader has an order
+(``Loader(order=...)``): ``fit`` then rebuilds the ``DataLoader`` it is given around this rank's
+:class:`~durations.integrations.torch.OrderSampler`, started at the plan's position, and a
+resume is exact at any world size, device batch size or accumulation
+(``use_distributed_sampler=False`` required; see ``docs/integrations.md``).
 
 With ``schedule=`` (a :class:`~durations.Schedule`), the callback also supplies each ``fit()``'s
 learning-rate scheduler: a ``LambdaLR`` on the run's lifetime steps, resolved on the plan
@@ -113,6 +117,9 @@ class _Callback:
         self._curve: ResolvedSchedule | None = None
         self._active = False
         self._resume_from: str | None = None
+        self._sampler: Any = None  # the order's sampler this fit() reads, if any
+        self._fresh_count = False
+        self._behind = 0
 
     @property
     def state_key(self) -> str:
@@ -152,6 +159,9 @@ class _Callback:
             # The call starts after a restart: the previous call's final weights, as an
             # uninterrupted script would hand them over in memory.
             _load_weights(model, start.weights_from)
+        self._sampler = None
+        if start.segment.loader.order is not None:
+            args, kwargs = self._read_order(trainer, start.segment, args, kwargs)
         self._active = True
         self._resume_from = start.resume_from
         self._loader_states = None  # set by on_load_checkpoint when Lightning resumes
@@ -159,6 +169,54 @@ class _Callback:
             trainer.fit(model, *args, ckpt_path=start.resume_from, **kwargs)
         finally:
             self._active = False
+            self._sampler = None
+
+    def _read_order(
+        self, trainer: Any, segment: Segment, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The ``fit`` arguments with the training ``DataLoader`` rebuilt around this rank's
+        :class:`~durations.integrations.torch.OrderSampler`, started at the call's first
+        position in the plan (Lightning's own ``_update_dataloader``, as it injects its
+        ``DistributedSampler``)."""
+        from torch.utils.data import DataLoader
+
+        from .torch import OrderSampler
+
+        try:
+            from pytorch_lightning.utilities.data import _update_dataloader
+        except ImportError:  # the unified package
+            from lightning.pytorch.utilities.data import (  # type: ignore[no-redef, unused-ignore]
+                _update_dataloader,
+            )
+
+        loader, order = segment.loader, segment.loader.order
+        assert order is not None
+        if trainer._accelerator_connector.use_distributed_sampler:
+            raise IntegrationError(
+                f"call {segment.name!r} reads its loader in the order {order}, which gives each "
+                "rank its part; Lightning would shard it again with a DistributedSampler: use "
+                "pl.Trainer(use_distributed_sampler=False)"
+            )
+        given = args[0] if args else kwargs.get("train_dataloaders")
+        if not isinstance(given, DataLoader):
+            raise IntegrationError(
+                f"call {segment.name!r} reads its loader in the order {order}: pass its training "
+                "DataLoader to callback.fit(trainer, model, loader), not "
+                f"{type(given).__name__}, so the callback can give it the order's sampler"
+            )
+        size = len(given.dataset) if hasattr(given.dataset, "__len__") else None  # type: ignore[arg-type, unused-ignore]
+        if size != loader.samples:
+            raise IntegrationError(
+                f"call {segment.name!r}: the training dataset has {size} samples, the plan's "
+                f"loader {loader.samples}; make them agree"
+            )
+        sampler = OrderSampler(order, loader, rank=trainer.global_rank, for_framework=True)
+        sampler.start_at(segment)
+        rebuilt = _update_dataloader(given, sampler)
+        self._sampler = sampler
+        if args:
+            return (rebuilt, *args[1:]), kwargs
+        return args, {**kwargs, "train_dataloaders": rebuilt}
 
     # -- Lightning's side ---------------------------------------------------------------------
 
@@ -170,6 +228,10 @@ class _Callback:
             return
         loops = checkpoint.get("loops", {}).get("fit_loop", {}).get("state_dict", {})
         self._loader_states = loops.get("combined_loader") if isinstance(loops, dict) else None
+        if self._sampler is not None and isinstance(loops, dict):
+            # The order's sampler starts where the plan does: no saved loader position applies.
+            loops["combined_loader"] = []
+            self._loader_states = None
         segment = self.session.segment
         saved = None if segment is None else self.session.saved_loader(segment.name)
         if (
@@ -178,6 +240,7 @@ class _Callback:
             and not segment.start.at_epoch_start
             and saved is not None
             and saved.batch_size != segment.loader.batch_size
+            and self._sampler is None
         ):
             # Refused here, before Lightning restores the loader state (FitLoop.setup_data),
             # which at more processes can overrun a rank's share and fail inside torchdata.
@@ -273,13 +336,16 @@ class _Callback:
                 dataloader, "sampler", None
             )
             cuts = bool(getattr(sampler, "drop_last", False)) and hasattr(sampler, "num_replicas")
+            padding = Padding.DROP if cuts else Padding.REPEAT
+            if self._sampler is not None and sharding is not None:
+                padding = sharding.padding  # the order's sampler evens as the loader says
             check_data_parallel(
                 segment,
                 framework="Lightning",
                 world_size=world,
                 device_batch_size=int(device_batch or loader.batch_size),
                 accumulation=accumulate,
-                padding=Padding.DROP if cuts else Padding.REPEAT,
+                padding=padding,
                 drop_last=bool(drop_last),
             )
         batches = trainer.num_training_batches
@@ -292,6 +358,19 @@ class _Callback:
                     f"plan's loader has {loader.steps_per_epoch} "
                     f"(samples={loader.samples}, batch_size={loader.batch_size}); make them agree"
                 )
+        if self._sampler is not None:
+            self._check_sampler(trainer.train_dataloader, segment.name)
+            # Batches of a whole epoch's share before the call's first: the sampler yields the
+            # rest, and Lightning counts toward the whole share (on_train_batch_start).
+            first = segment.start.normalized(loader)
+            rest = loader.samples_left_in_epoch(first.sample_in_epoch)
+            world, device = _world(loader)
+            self._behind = (
+                int(batches) - -(-rest // (world * device)) if isinstance(batches, int) else 0
+            )
+            self._fresh_count = True
+            self._check_schedule(trainer, segment)
+            return
         mid_epoch = not segment.start.at_epoch_start
         if mid_epoch:
             loaders = trainer.fit_loop._combined_loader
@@ -311,6 +390,55 @@ class _Callback:
             _check_resumed_epoch(segment, saved, batches, accumulate)
         if segment.action is Action.RESUME and segment.start.epoch > segment.entry.start.epoch:
             _resume_sampler_epoch(trainer, segment, self._loader_states)
+        self._check_schedule(trainer, segment)
+
+    def _check_sampler(self, dataloader: Any, name: str) -> None:
+        """The training dataloader must read the order's sampler (Lightning could have built
+        another one, from a datamodule or a ``train_dataloader`` hook)."""
+        seen, todo = 0, [dataloader]
+        while todo and seen < 16:
+            here = todo.pop()
+            seen += 1
+            if here is self._sampler:
+                return
+            todo += [getattr(here, a, None) for a in ("batch_sampler", "sampler")]
+            todo = [t for t in todo if t is not None]
+        raise IntegrationError(
+            f"call {name!r}: Lightning's training dataloader does not read the sampler of the "
+            "loader's order (a datamodule's or the model's train_dataloader): it would read "
+            "another order than the plan's; pass the DataLoader to callback.fit"
+        )
+
+    def on_train_batch_start(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+        """With the order's sampler, count the call's first epoch from where it starts.
+
+        The sampler yields the rest of the epoch from the plan's position, at this geometry;
+        Lightning restored the batch count the checkpoint's run had read of it, at that run's
+        geometry, and would group the accumulated micro-batches and end the epoch by it
+        (FINDINGS D4, LR3). Lightning 2.6.6 knows an epoch's last batch by the batches fetched
+        reaching the length it took once (a whole epoch's share), not by the data running out
+        (fetchers.py 67-69), and steps an incomplete group only there. So at the first batch:
+        the batch count restarts at 1 (groups from the call's start, as the plan's steps), and
+        the fetched count is the share's batches before the call's first plus 1 (the last
+        batch of the rest is the epoch's last).
+        """
+        if not self._fresh_count:
+            return
+        self._fresh_count = False
+        progress = trainer.fit_loop.epoch_loop.batch_progress
+        current = progress.current
+        current.ready, current.started, current.processed, current.completed = 1, 0, 0, 0
+        fetcher = trainer.fit_loop._data_fetcher
+        length = getattr(fetcher, "length", None)
+        if fetcher is not None and isinstance(length, int):
+            # Lightning knows an epoch's last batch by the count fetched reaching the length it
+            # took (a whole share), not by the data running out: count the share's batches
+            # before the call's first as fetched, so the rest's last batch is the last.
+            fetcher.fetched = self._behind + 1
+            fetcher.done = fetcher.fetched >= length
+            progress.is_last_batch = fetcher.done
+
+    def _check_schedule(self, trainer: Any, segment: Segment) -> None:
         if self.schedule is not None:
             configs = trainer.lr_scheduler_configs
             count = configs[0].scheduler.last_epoch if configs else segment.start.batch
@@ -346,8 +474,10 @@ class _Callback:
             return
         data = self.session.checkpoint_dict(trainer.global_step)
         loops = checkpoint.get("loops", {}).get("fit_loop", {}).get("state_dict", {})
-        if isinstance(loops, dict) and not loops.get("combined_loader"):
-            data["loader_state"] = False  # a plain DataLoader: its position is not saved
+        if isinstance(loops, dict) and not loops.get("combined_loader") and self._sampler is None:
+            # A plain DataLoader: its position is not saved (the order's sampler starts at the
+            # checkpoint's position: the position is the loader's state).
+            data["loader_state"] = False
         if data["progress"]["sample_in_epoch"] > 0:
             _repair_epoch_progress(checkpoint)
         checkpoint[DURATIONS_KEY] = data

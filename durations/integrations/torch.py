@@ -19,7 +19,6 @@ imported when :func:`scheduler` is called. :func:`lr_lambda` is the bare functio
 
 from __future__ import annotations
 
-import itertools
 import operator
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -151,12 +150,33 @@ class OrderSampler:
 
     Indices are worked out a chunk at a time on int64 tensors, with the same arithmetic as
     :class:`~durations.order.Permutation` (so the same indices, checked by the tests).
+
+    With ``for_framework=True`` (as the integrations give it to Lightning), ``len()`` is a whole
+    epoch's share of one rank at this geometry, whatever the position, so that a framework that
+    counts an epoch's batches from it once counts whole epochs (the first iteration after a
+    start inside an epoch yields only its rest), and :meth:`set_epoch` is ignored: a framework's
+    epoch counter (Lightning's starts again with every ``Trainer``) is not the lifetime epoch
+    the order is keyed by, and the sampler goes on to the next epoch by itself.
     """
 
     #: Positions worked out per chunk while iterating.
     CHUNK = 65_536
 
-    def __init__(self, order: Order, loader: Loader, *, rank: int, epoch: int = 0) -> None:
+    def __init__(
+        self,
+        order: Order,
+        loader: Loader,
+        *,
+        rank: int,
+        epoch: int = 0,
+        for_framework: bool = False,
+    ) -> None:
+        if not isinstance(for_framework, bool):
+            raise IntegrationError(
+                f"for_framework={shown_value(for_framework)}: expected True or False"
+            )
+        #: As the integrations hand it to a framework (class docs).
+        self.for_framework = for_framework
         if not isinstance(order, Order):
             raise IntegrationError(f"order={shown_value(order)}: expected a durations.Order")
         if not isinstance(loader, Loader) or loader.samples is None:
@@ -176,7 +196,9 @@ class OrderSampler:
         self.epoch, self.start, self._read = 0, 0, 0
         self._unread: Iterator[int] = iter(())
         self._ended: int | None = None  # the epoch last read to its end
+        self._started = False
         self.set_epoch(epoch)
+        self._started = True
 
     # -- where it reads from
 
@@ -190,6 +212,8 @@ class OrderSampler:
             raise IntegrationError(
                 f"epoch={shown_value(epoch)}: expected a whole number from 0 to 2**64 - 1"
             )
+        if self.for_framework and self._started:
+            return  # the framework's own counter (class docs)
         if epoch not in (self.epoch, self._ended):
             self._ended = None  # an epoch chosen on purpose: none is just behind it any more
             self._begin(epoch, 0)
@@ -250,8 +274,9 @@ class OrderSampler:
 
     def __len__(self) -> int:
         """The indices the next iteration yields: the rest of the epoch it is reading, or, once
-        that is read, the next epoch."""
-        return self.loader.samples_left_in_epoch(self._rest()[1]) // self.world_size
+        that is read, the next epoch (with ``for_framework``: a whole epoch's share)."""
+        position = 0 if self.for_framework else self._rest()[1]
+        return self.loader.samples_left_in_epoch(position) // self.world_size
 
     def __iter__(self) -> Iterator[int]:
         """The rest of the epoch from where the last iteration stopped (or from its start, after
@@ -318,7 +343,9 @@ class DealtOrderSampler:
     accelerate's ``BatchSamplerShard`` under Hugging Face's ``Trainer`` gives rank ``r`` the
     ``r``-th micro-batch of every round of ``world_size``. So each rank reads exactly what an
     :class:`OrderSampler` of its rank yields (rule 19: positions ``s + r, s + r + W, ...``),
-    micro-batch by micro-batch, and the integrations check it against the plan.
+    micro-batch by micro-batch, and the integrations check it against the plan: round ``j``
+    from the start ``s`` yields, for each rank ``r`` and ``i < device_batch_size``, position
+    ``s + j W B + r + W i``.
 
     Each round is ``world_size x device_batch_size`` positions, so the rest of every epoch must
     be whole rounds: one rank, or ``padding="cycle"`` (accelerate's ``even_batches``), which
@@ -327,16 +354,20 @@ class DealtOrderSampler:
     ``len()`` is a whole epoch at this geometry, whatever the position: a framework that counts
     an epoch's steps from it once (Hugging Face) ends its epochs where the data's end. The first
     iteration after :meth:`start_at` inside an epoch yields its rest; every iteration after an
-    epoch read to its end yields the next epoch whole. ``set_epoch`` is accepted and ignored:
-    the frameworks call it with a counter of their own (Hugging Face's starts at 0 in every
-    ``train()``), while the order is keyed by the lifetime epoch, which the sampler follows
-    itself.
+    epoch read to its end yields the next epoch whole (an iteration left early goes on at the
+    round it left). ``set_epoch`` is accepted and ignored: the frameworks call it with a counter
+    of their own (Hugging Face's starts at 0 in every ``train()``), while the order is keyed by
+    the lifetime epoch, which the sampler follows itself.
     """
 
+    #: Rounds of positions worked out per chunk while iterating.
+    CHUNK_ROUNDS = 4_096
+
     def __init__(self, order: Order, loader: Loader, *, epoch: int = 0) -> None:
-        world = loader.sharding.world_size if isinstance(loader, Loader) and loader.sharding else 1
-        self.ranks = [OrderSampler(order, loader, rank=r, epoch=epoch) for r in range(world)]
+        # The checks of an OrderSampler (order, loader, epoch), and its positioning.
+        self._place = OrderSampler(order, loader, rank=0, epoch=epoch)
         sharding = loader.sharding
+        world = loader.world_size
         if sharding is not None and world > 1 and sharding.padding is not Padding.CYCLE:
             raise IntegrationError(
                 f"loader {shown_value(loader.name)} evens its ranks by {sharding.padding.value} "
@@ -345,24 +376,33 @@ class DealtOrderSampler:
             )
         self.order, self.loader, self.world_size = order, loader, world
         self.device_batch_size = 1 if sharding is None else sharding.device_batch_size
+        self.samples: int = self._place.samples
+        self._read = 0  # positions of whole rounds read since the start
 
     def set_epoch(self, epoch: int) -> None:
         """Ignored: the sampler goes on to the next lifetime epoch by itself (class docs)."""
 
     def start_at(self, where: Plan | Segment | Progress) -> None:
         """Read from where ``where`` starts, as :meth:`OrderSampler.start_at`."""
-        for sampler in self.ranks:
-            sampler.start_at(where)
+        self._place.start_at(where)
+        self._read = 0
+
+    def _rest(self) -> tuple[int, int]:
+        """The epoch and position the next iteration starts at."""
+        position = self._place.start + self._read
+        if self.loader.samples_left_in_epoch(position) == 0:
+            return self._place.epoch + 1, 0
+        return self._place.epoch, position
 
     @property
     def epoch(self) -> int:
         """The lifetime epoch the next index is read from."""
-        return self.ranks[0]._rest()[0]
+        return self._rest()[0]
 
     @property
     def position(self) -> int:
-        """The global position in the epoch the ranks have read up to."""
-        return self.ranks[0].position
+        """The global position in that epoch the ranks have read up to (whole rounds)."""
+        return self._rest()[1]
 
     def __len__(self) -> int:
         samples = self.loader.samples_per_epoch
@@ -370,14 +410,40 @@ class DealtOrderSampler:
         return samples
 
     def __iter__(self) -> Iterator[int]:
-        readers = [iter(sampler) for sampler in self.ranks]
-        size = self.device_batch_size
-        while True:
-            batches = [list(itertools.islice(reader, size)) for reader in readers]
-            if not batches[0]:
-                return
-            for batch in batches:
-                yield from batch
+        epoch, position = self._rest()
+        self._place._begin(epoch, position)
+        self._read = 0
+        stop = position + self.loader.samples_left_in_epoch(position)
+        order = self.order.epoch(samples=self.samples, epoch=epoch)
+        world, device = self.world_size, self.device_batch_size
+        size = self.CHUNK_ROUNDS * world * device
+        for low in range(position, stop, size):
+            high = min(stop, low + size)
+            chunk = _indices(order, self.samples, _dealt(low, high, world, device))
+            for index, value in enumerate(chunk):
+                if index % (world * device) == 0:
+                    self._read = low - position + index  # whole rounds yielded
+                yield value
+        self._read = stop - position  # read to its end: the next iteration, the next epoch
+
+
+def _dealt(low: int, high: int, world: int, device: int) -> Any:
+    """Positions ``low`` to ``high`` (whole rounds of ``world x device`` from ``low``, the last
+    perhaps shorter for one rank) in the order micro-batches are dealt: round ``j``, rank
+    ``r``, place ``i`` is position ``low + j W B + r + W i``."""
+    if world == 1:
+        return range(low, high)
+    round_ = world * device
+    try:
+        import torch
+    except ImportError:
+        return [
+            low + t // round_ * round_ + (t % round_) // device + world * (t % device)
+            for t in range(high - low)
+        ]
+    t = torch.arange(high - low, dtype=torch.int64)
+    within = t % round_
+    return low + (t - within) + within // device + world * (within % device)
 
 
 def _saved(state: Mapping[str, Any], name: str) -> int:
@@ -391,17 +457,23 @@ def _saved(state: Mapping[str, Any], name: str) -> int:
     return value
 
 
-def _indices(order: Any, samples: int, positions: range) -> list[int]:
-    """The indices ``positions`` read: the places they wrap to, through ``order`` (a range when
-    sequential), a chunk at a time on int64 tensors for a :class:`Permutation`."""
-    if not isinstance(order, Permutation):
-        return [sample_at(q, samples) for q in positions]
+def _indices(order: Any, samples: int, positions: Any) -> list[int]:
+    """The indices ``positions`` read (a ``range``, a list, or an int64 tensor): the places
+    they wrap to, through ``order`` (a range when sequential), a chunk at a time on int64
+    tensors for a :class:`Permutation`."""
     try:
         import torch
     except ImportError:  # the same arithmetic, one index at a time
+        if not isinstance(order, Permutation):
+            return [sample_at(q, samples) for q in positions]
         return [order[sample_at(q, samples)] for q in positions]
-    places = torch.arange(positions.start, positions.stop, positions.step, dtype=torch.int64)
+    if isinstance(positions, range):
+        places = torch.arange(positions.start, positions.stop, positions.step, dtype=torch.int64)
+    else:
+        places = torch.as_tensor(positions, dtype=torch.int64)
     places = torch.where(places < samples, places, (places - samples) % samples)
+    if not isinstance(order, Permutation):
+        return places.tolist()  # type: ignore[no-any-return]
     return _permuted(order, places).tolist()  # type: ignore[no-any-return]
 
 

@@ -202,6 +202,7 @@ class _Callback:
                     f"rank reads a micro-batch at a time; accelerate's {option}=True hands the "
                     "ranks other slices of it: leave it False (accelerator_config)"
                 )
+        _check_rest_of_epoch(segment, int(trainer.args.gradient_accumulation_steps))
         sampler = DealtOrderSampler(order, loader)
         sampler.start_at(segment)
         self._sampler = sampler
@@ -420,6 +421,45 @@ class _Callback:
             "raise max_steps / num_train_epochs, or remove what stopped it (an "
             "EarlyStoppingCallback, an iterable dataset that ran out)",
         )
+
+
+def _check_rest_of_epoch(segment: Segment, accumulation: int) -> None:
+    """Refuse a call that starts inside an epoch and reads its rest to the end in a number of
+    micro-batches per rank that is not a whole number of accumulation groups.
+
+    Hugging Face counts an epoch's micro-batches once per ``train()``, from ``len()`` of its
+    dataloader, a whole epoch's; it steps an incomplete group only at that count. The rest of
+    an epoch ends earlier, and its incomplete last group would not be stepped: its gradients
+    would be added to the next epoch's first step (found on a real run). A whole number of
+    groups, or a call that stops before the epoch's end, is read exactly.
+    """
+    loader = segment.loader
+    first = segment.start.normalized(loader)
+    if accumulation <= 1 or first.sample_in_epoch == 0 or loader.samples is None:
+        return
+    rest = loader.samples_left_in_epoch(first.sample_in_epoch)
+    sharding = loader.sharding
+    world, device = (
+        (1, loader.batch_size)
+        if sharding is None
+        else (
+            sharding.world_size,
+            sharding.device_batch_size,
+        )
+    )
+    micro = -(-rest // (world * device))
+    if micro % accumulation == 0 or segment.steps < -(-rest // loader.batch_size):
+        return
+    raise IntegrationError(
+        f"call {segment.name!r} starts at sample {first.sample_in_epoch} of epoch {first.epoch} "
+        f"and reads the rest of it in {micro} micro-batches per rank, with "
+        f"gradient_accumulation_steps={accumulation}: its last step would be an incomplete "
+        f"group of {micro % accumulation}, which Hugging Face steps only at the end of a whole "
+        "epoch (it counts an epoch's micro-batches once, from a whole epoch), so its "
+        "gradients would go into the next epoch's first step. Resume with "
+        f"gradient_accumulation_steps dividing {micro} (1 always does), at another world size "
+        "or device batch size, or from a checkpoint at the epoch's end"
+    )
 
 
 def _restore_optimizer(trainer: Any, checkpoint: str) -> None:

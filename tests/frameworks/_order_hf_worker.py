@@ -2,7 +2,7 @@
 order, run through ``DurationsCallback``: started by ``test_order_integrations.py``.
 
 ``python -m tests.frameworks._order_hf_worker JOB_DIR``: ``JOB_DIR/job.json`` holds
-``hold_at`` (a lifetime step, or null) and ``log`` (a file name). The script is
+``hold_at`` (a lifetime step, or null), ``accumulation`` and ``log`` (a file name). The script is
 :func:`script` at the world size torchrun gives it; the callback resumes from the newest
 checkpoint under ``JOB_DIR/checkpoints`` (one after every step, ``save_on="1ba"``), reads each
 loader in its order from the plan's position, and sets the learning rate from the schedule.
@@ -33,14 +33,17 @@ SCHEDULE = Schedule.warmup("3ba").then_cosine(to=0, until=END)
 BASE_LR = 0.1
 
 
-def script(world: int) -> list[FitCall]:
-    """2 epochs of ``a`` (shuffled), then 1 epoch of ``b`` (in order), on ``world`` ranks."""
+def script(world: int, padding: str = "cycle", accumulation: int = 1) -> list[FitCall]:
+    """2 epochs of ``a`` (shuffled), then 1 epoch of ``b`` (in order), on ``world`` ranks of
+    ``accumulation`` micro-batches per step, evened by ``padding`` (accelerate's ``cycle`` for
+    Hugging Face)."""
     loaders = {
         name: Loader.sharded(
             samples=samples,
             world_size=world,
             device_batch_size=micro,
-            padding="cycle",
+            accumulation=accumulation,
+            padding=padding,
             name=name,
             order=order,
         )
@@ -73,7 +76,7 @@ def main(job_dir: Path) -> None:
     job = json.loads((job_dir / "job.json").read_text())
     world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
     log = (job_dir / job["log"]).open("a", encoding="utf-8")
-    calls = script(world)
+    calls = script(world, accumulation=job["accumulation"])
     pending: list[int] = []
 
     class IdDataset(Dataset[dict[str, torch.Tensor]]):
@@ -125,6 +128,7 @@ def main(job_dir: Path) -> None:
         args = TrainingArguments(
             output_dir=str(job_dir / "checkpoints" / (call.name or "")),
             per_device_train_batch_size=LOADERS[name][1],
+            gradient_accumulation_steps=job["accumulation"],
             learning_rate=BASE_LR,
             max_steps=1000,  # the callback stops each call
             save_strategy="no",  # only the callback's grid: a checkpoint after every step

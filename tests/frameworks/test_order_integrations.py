@@ -6,8 +6,9 @@ A two-phase script: 2 epochs of 23 samples read shuffled, then 1 epoch of 9 samp
 order, 2 samples per device, ``padding="cycle"`` (accelerate's). Over all restarts, every step
 of every rank reads exactly the indices ``durations.order.step_indices`` names in the plan that
 restart makes from the checkpoint it resumed from, at the learning rate the schedule resolved
-on that plan gives, and each epoch reads every sample once, plus the padding the plans' tails
-name: nothing is read twice or skipped for the changes of world size.
+on that plan gives (the first step after each resume reads what ``durations plan --resume-from
+CHECKPOINT --world-size N`` prints), and each epoch reads every sample once, plus the padding the
+plans' tails name: nothing is read twice or skipped for the changes of world size.
 """
 
 from __future__ import annotations
@@ -38,13 +39,23 @@ from tests.frameworks._order_hf_worker import BASE_LR, CONFIG, LOADERS, SCHEDULE
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(job_dir: Path, world: int, hold_at: int | None, name: str) -> list[dict[str, Any]]:
+#: framework -> (worker module, the loaders' padding)
+WORKERS = {
+    "transformers": ("tests.frameworks._order_hf_worker", "cycle"),
+    "lightning": ("tests.frameworks._order_lightning_worker", "repeat"),
+}
+
+
+def _run(
+    job_dir: Path, world: int, hold_at: int | None, name: str, framework: str, accumulation: int
+) -> list[dict[str, Any]]:
     """torchrun ``world`` processes of the worker; with ``hold_at``, SIGKILL the job (its
     process group, and each worker's) once every rank holds after that step's checkpoint."""
-    (job_dir / "job.json").write_text(json.dumps({"hold_at": hold_at, "log": f"{name}.jsonl"}))
+    job = {"hold_at": hold_at, "accumulation": accumulation, "log": f"{name}.jsonl"}
+    (job_dir / "job.json").write_text(json.dumps(job))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={world}"]
-    command += [f"--master_port={_free_port()}", "-m", "tests.frameworks._order_hf_worker"]
+    command += [f"--master_port={_free_port()}", "-m", WORKERS[framework][0]]
     command += [str(job_dir)]
     log = job_dir / f"{name}.jsonl"
     with (job_dir / f"{name}.out").open("wb") as out:
@@ -80,21 +91,80 @@ def _epochs(run: Plan, upto: int) -> list[tuple[str, int, int, list[int]]]:
     return out
 
 
-def test_hugging_face_killed_and_resumed_on_2_3_1_2_processes_reads_the_plan(
-    tmp_path: Path,
+#: framework -> the restarts: (world size, the step it is killed after, or None, accumulation).
+#: Lightning's 1-rank restart reads the rest of the second epoch, 17 samples, in 9
+#: micro-batches: its last step is an incomplete group of 1, as the plan's last step of an epoch
+#: is. Hugging Face steps an incomplete group only at a whole epoch's end (the callback refuses
+#: such a resume, below): its 1-rank restart reads a rest of 11 samples, 6 micro-batches.
+CHAINS = {
+    "lightning": [(2, 3, 1), (3, 6, 1), (1, 13, 2), (2, None, 1)],
+    "transformers": [(2, 3, 1), (3, 7, 1), (1, 12, 2), (2, None, 1)],
+}
+
+
+def _scenario_file(folder: Path, padding: str, accumulation: int) -> Path:
+    """The worker's script as a scenario file (its schedule left out: no indices depend on
+    it), for ``durations plan``."""
+    tables = []
+    for name, (samples, micro, _, order) in LOADERS.items():
+        kind = (
+            f'order = "shuffled"\nseed = {order.seed}' if order.shuffle else 'order = "sequential"'
+        )
+        tables.append(
+            f"[loaders.{name}]\nsamples = {samples}\nworld_size = 2\ndevice_batch_size = {micro}\n"
+            f'accumulation = {accumulation}\npadding = "{padding}"\n{kind}\n'
+        )
+    text = (
+        f'[run]\nmax_duration = "{CONFIG.max_duration}"\n' + "".join(tables)
+        + '[[fit]]\nloader = "a"\nname = "pretrain"\n'
+        + '[[fit]]\nloader = "b"\nduration = "1ep"\nname = "anneal"\n'
+    )  # fmt: skip
+    path = folder / f"script-{padding}-{accumulation}.toml"
+    path.write_text(text)
+    return path
+
+
+def _printed(scenario: Path, checkpoint: str, world: int) -> Any:
+    """What ``durations plan SCENARIO --resume-from CHECKPOINT --world-size N --json`` lists
+    as the first step's indices."""
+    command = [sys.executable, "-m", "durations", "plan", str(scenario)]
+    command += ["--resume-from", checkpoint, "--world-size", str(world), "--json"]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["indices"]
+
+
+def _checkpoint(framework: str, path: str) -> Checkpoint:
+    """The durations checkpoint the framework's checkpoint at ``path`` holds."""
+    if framework == "lightning":
+        from durations.integrations.checkpoints import read_lightning_checkpoint
+
+        return read_lightning_checkpoint(path)
+    return Checkpoint.from_dict(json.loads((Path(path) / "durations.json").read_text()))
+
+
+@pytest.mark.parametrize("framework", sorted(WORKERS))
+def test_killed_and_resumed_on_2_3_1_2_processes_reads_the_plan(
+    tmp_path: Path, framework: str
 ) -> None:
-    """Killed after steps 3 (2 ranks: inside the first epoch), 7 (3 ranks: inside the
-    second) and 15 (1 rank: inside the second call), then finished on 2 ranks."""
-    chain = [(2, 3), (3, 7), (1, 15), (2, None)]
+    """Killed after a step on 2 ranks (inside the first epoch), on 3 (inside the second), and
+    on 1 rank accumulating 2 micro-batches a step (inside the second call), then finished on
+    2 ranks (``CHAINS``)."""
+    if framework == "lightning":
+        pytest.importorskip("pytorch_lightning")
+    padding = WORKERS[framework][1]
+    held_at: str | None = None
+    chain = CHAINS[framework]
     checkpoint: Checkpoint | None = None
     read: dict[tuple[str, int], Counter[int]] = {}
     padded: dict[tuple[str, int], Counter[int]] = {}
     ended = 0
-    for index, (world, hold_at) in enumerate(chain):
-        run = plan(CONFIG, script(world), checkpoint)
+    for index, (world, hold_at, accumulation) in enumerate(chain):
+        run = plan(CONFIG, script(world, padding, accumulation), checkpoint)
         curve = SCHEDULE.resolve(run)
         upto = run.stop.batch if hold_at is None else hold_at
-        items = _run(tmp_path, world, hold_at, f"run{index}-w{world}")
+        name = f"run{index}-w{world}"
+        items = _run(tmp_path, world, hold_at, name, framework, accumulation)
         steps = [i for i in items if "step" in i]
         assert {i["world"] for i in steps} == {world}
         got = {(i["step"], i["rank"]): i["ids"] for i in steps}
@@ -104,6 +174,10 @@ def test_hugging_face_killed_and_resumed_on_2_3_1_2_processes_reads_the_plan(
             for r in range(world)
         }
         assert got == expected, f"restart {index} on {world} processes"
+        if held_at is not None:  # the first step after the resume is what the command prints
+            printed = _printed(_scenario_file(tmp_path, padding, accumulation), held_at, world)
+            assert printed["step"] == run.start.batch + 1
+            assert printed["ranks"] == [got[run.start.batch + 1, r] for r in range(world)]
         for i in steps:  # the rate of the step from k - 1 to k, on this plan's curve
             assert i["lr"] == pytest.approx(curve.lr(i["step"] - 1, BASE_LR), abs=1e-12)
         for name, epoch, k, indices in _epochs(run, upto):
@@ -122,8 +196,8 @@ def test_hugging_face_killed_and_resumed_on_2_3_1_2_processes_reads_the_plan(
         if hold_at is not None:
             held = {i["checkpoint"] for i in items if "hold" in i}
             assert len(held) == 1
-            path = Path(held.pop()) / "durations.json"
-            checkpoint = Checkpoint.from_dict(json.loads(path.read_text()))
+            held_at = held.pop()
+            checkpoint = _checkpoint(framework, held_at)
             assert checkpoint == run.checkpoint_at(hold_at - run.start.batch)
             assert not checkpoint.progress.at_epoch_start  # killed inside an epoch
         else:
@@ -137,7 +211,9 @@ def test_hugging_face_killed_and_resumed_on_2_3_1_2_processes_reads_the_plan(
 # -- refusals, before the first step ------------------------------------------------------------
 
 
-def _trainer(root: Path, *, skip: bool, own_loader: bool = False) -> tuple[Any, Any]:
+def _trainer(
+    root: Path, *, skip: bool, own_loader: bool = False, accumulation: int = 1
+) -> tuple[Any, Any]:
     """A one-process Hugging Face trainer of the first call, and its callback."""
     import torch
     from transformers import Trainer, TrainingArguments
@@ -163,10 +239,11 @@ def _trainer(root: Path, *, skip: bool, own_loader: bool = False) -> tuple[Any, 
         def get_train_dataloader(self) -> Any:
             return torch.utils.data.DataLoader(Data(), batch_size=2)
 
-    callback = DurationsCallback(CONFIG, script(1), checkpoints=root)
+    callback = DurationsCallback(CONFIG, script(1, accumulation=accumulation), checkpoints=root)
     args = TrainingArguments(
         output_dir=str(root / "pretrain"),
         per_device_train_batch_size=2,
+        gradient_accumulation_steps=accumulation,
         max_steps=1000,
         save_strategy="no",
         ignore_data_skip=skip,
@@ -206,3 +283,102 @@ def test_hugging_face_refuses_what_would_not_read_the_order(
     with pytest.raises(IntegrationError, match=message):
         callback.train(trainer)
     assert not list(tmp_path.rglob("checkpoint-*")), reason  # before the first step
+
+
+def test_hugging_face_refuses_an_incomplete_group_at_the_end_of_a_resumed_epoch(
+    tmp_path: Path,
+) -> None:
+    """Killed after step 3 on 2 ranks and after step 6 on 3 (6 samples into the second
+    epoch), then resumed on 1 rank with gradient_accumulation_steps=2: the rest, 17 samples, is
+    9 micro-batches, and Hugging Face would not step the last one (before the refusal, this
+    restart of the chain read on into the next epoch and stepped there); refused before the
+    first step, naming the fix."""
+    from durations.integrations.transformers import IntegrationError
+
+    at3 = plan(CONFIG, script(2)).checkpoint_at(3)
+    at6 = plan(CONFIG, script(3), at3).checkpoint_at(3)
+    assert (at6.progress.batch, at6.progress.sample_in_epoch) == (6, 6)
+    folder = tmp_path / "pretrain" / "checkpoint-6"
+    folder.mkdir(parents=True)
+    (folder / "durations.json").write_text(json.dumps(at6.to_dict()))
+    trainer, callback = _trainer(tmp_path, skip=True, accumulation=2)
+    with pytest.raises(IntegrationError) as error:
+        callback.train(trainer)
+    assert str(error.value) == (
+        "call 'pretrain' starts at sample 6 of epoch 1 and reads the rest of it in 9 "
+        "micro-batches per rank, with gradient_accumulation_steps=2: its last step would be an "
+        "incomplete group of 1, which Hugging Face steps only at the end of a whole epoch (it "
+        "counts an epoch's micro-batches once, from a whole epoch), so its gradients would go "
+        "into the next epoch's first step. Resume with gradient_accumulation_steps dividing 9 "
+        "(1 always does), at another world size or device batch size, or from a checkpoint at "
+        "the epoch's end"
+    )
+
+
+def _lightning(root: Path, **options: Any) -> tuple[Any, Any, Any]:
+    """A one-process Lightning trainer of the first call, its callback and a model."""
+    pl = pytest.importorskip("pytorch_lightning")
+    import torch
+
+    from durations.integrations.lightning import DurationsCallback
+
+    class Model(pl.LightningModule):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = torch.nn.Linear(1, 1)
+
+        def training_step(self, batch: torch.Tensor, batch_idx: int) -> torch.Tensor:
+            loss: torch.Tensor = self.layer(batch).pow(2).mean()
+            return loss
+
+        def configure_optimizers(self) -> torch.optim.Optimizer:
+            return torch.optim.SGD(self.parameters(), lr=0.0)
+
+    callback = DurationsCallback(CONFIG, script(1, "repeat"), checkpoints=root)
+    trainer = pl.Trainer(
+        accelerator="cpu", devices=1, max_epochs=-1, logger=False, enable_progress_bar=False,
+        enable_model_summary=False, enable_checkpointing=False, callbacks=[callback],
+        **options,
+    )  # fmt: skip
+    return trainer, callback, Model()
+
+
+# (trainer options, what fit gets, the message, the reason)
+LIGHTNING_REFUSED = [
+    (
+        {},
+        "loader",
+        r"call 'pretrain' reads its loader in the order shuffled, seed 11, which gives each "
+        r"rank its part; Lightning would shard it again with a DistributedSampler: use "
+        r"pl.Trainer\(use_distributed_sampler=False\)",
+        "the same script runs on one device and on many: the option is asked for on all",
+    ),
+    (
+        {"use_distributed_sampler": False},
+        "nothing",
+        r"pass its training DataLoader to callback.fit\(trainer, model, loader\), not NoneType",
+        "a datamodule or the model's own train_dataloader would read another order",
+    ),
+    (
+        {"use_distributed_sampler": False},
+        "other length",
+        r"the training dataset has 22 samples, the plan's loader 23",
+        "another data set: the order's indices would miss or overrun it",
+    ),
+]
+
+
+@pytest.mark.parametrize(("options", "given", "message", "reason"), LIGHTNING_REFUSED)
+def test_lightning_refuses_what_would_not_read_the_order(
+    tmp_path: Path, options: dict[str, Any], given: str, message: str, reason: str
+) -> None:
+    import torch
+
+    from durations.integrations.lightning import IntegrationError
+
+    trainer, callback, model = _lightning(tmp_path, **options)
+    size = {"loader": 23, "other length": 22}.get(given)
+    args = [] if size is None else [torch.utils.data.DataLoader(torch.ones(size, 1), batch_size=2)]
+    with pytest.raises(IntegrationError, match=message):
+        callback.fit(trainer, model, *args)
+    assert trainer.global_step == 0, reason

@@ -1,0 +1,81 @@
+"""``durations plan``'s indices: the data-set indices each rank reads in one step, through the
+step's loader's order (semantics.md rule 19)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..order import step_indices
+from ..plans import Plan
+from ._text import clip, number
+
+#: Indices shown per rank in the text (``--json`` lists more).
+SHOWN_PER_RANK = 12
+#: Ranks shown in the text.
+SHOWN_RANKS = 8
+#: The most indices ``--json`` lists for one step, over all ranks.
+MAX_JSON_INDICES = 100_000
+
+
+def _where(plan: Plan, step: int) -> dict[str, Any]:
+    """What plan step ``step`` reads: its loader, epoch and positions."""
+    segment = plan.segment_at(step)
+    assert segment is not None
+    loader = segment.loader
+    here = plan.progress_at(step - 1).normalized(loader)
+    size = min(loader.batch_size, loader.samples_left_in_epoch(here.sample_in_epoch))
+    return {
+        "segment": segment,
+        "loader": loader,
+        "epoch": here.epoch,
+        "first": here.sample_in_epoch,
+        "size": size,
+    }
+
+
+def indices_text(plan: Plan, step: int) -> list[str]:
+    """The indices of plan step ``step`` (``1 <= step <= total_steps``), each rank's on a line,
+    at most :data:`SHOWN_PER_RANK` of each and :data:`SHOWN_RANKS` ranks."""
+    where = _where(plan, step)
+    loader = where["loader"]
+    first, size = where["first"], where["size"]
+    span = f"{number(first)}-{number(first + size - 1)}" if size > 1 else number(first)
+    lines = [
+        f"step {number(plan.start.batch + step)} reads ({clip(loader.name or 'unnamed')}: "
+        f"{loader.order}; epoch {number(where['epoch'])}, positions {span}):"
+    ]
+    world = loader.world_size
+    for rank in range(min(world, SHOWN_RANKS)):
+        indices = step_indices(plan, step, rank=rank)
+        shown = ", ".join(str(i) for i in indices[:SHOWN_PER_RANK])
+        more = f", ... ({number(len(indices))} in all)" if len(indices) > SHOWN_PER_RANK else ""
+        lines.append(f"  rank {rank}: {shown}{more}")
+    if world > SHOWN_RANKS:
+        lines.append(f"  ... and {number(world - SHOWN_RANKS)} more ranks (--json lists them)")
+    return lines
+
+
+def indices_json(plan: Plan, step: int) -> dict[str, Any]:
+    """The indices of plan step ``step`` by rank, at most :data:`MAX_JSON_INDICES` in all
+    (``complete`` says whether every rank is listed whole)."""
+    where = _where(plan, step)
+    loader = where["loader"]
+    ranks: list[list[int]] = []
+    left = MAX_JSON_INDICES
+    for rank in range(loader.world_size):
+        if left <= 0:
+            break
+        indices = step_indices(plan, step, rank=rank)[:left]
+        left -= len(indices)
+        ranks.append(indices)
+    order = loader.order
+    assert order is not None
+    return {
+        "step": plan.start.batch + step,
+        "loader": loader.name,
+        "order": {"shuffle": order.shuffle, "seed": order.seed},
+        "epoch": where["epoch"],
+        "positions": {"first": where["first"], "count": where["size"]},
+        "ranks": ranks,
+        "complete": where["size"] <= MAX_JSON_INDICES,  # every position is one rank's
+    }

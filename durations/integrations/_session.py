@@ -320,6 +320,24 @@ def created_on_first_use(
     return module_getattr
 
 
+def reads_sampler(dataloader: Any, sampler: object) -> bool:
+    """Whether ``dataloader`` reads ``sampler``: itself, or through the ``batch_sampler`` and
+    ``sampler`` attributes the frameworks wrap it in (accelerate's ``BatchSamplerShard``,
+    torch's ``BatchSampler``), a few levels deep."""
+    todo, seen = [dataloader], 0
+    while todo and seen < 16:
+        here = todo.pop()
+        seen += 1
+        if here is sampler:
+            return True
+        todo += [
+            found
+            for found in (getattr(here, "batch_sampler", None), getattr(here, "sampler", None))
+            if found is not None
+        ]
+    return False
+
+
 def check_data_parallel(
     segment: Segment,
     *,

@@ -51,6 +51,7 @@ from ._session import (
     StartKind,
     check_data_parallel,
     created_on_first_use,
+    reads_sampler,
     require_registered,
     samples_between,
 )
@@ -395,14 +396,8 @@ class _Callback:
     def _check_sampler(self, dataloader: Any, name: str) -> None:
         """The training dataloader must read the order's sampler (Lightning could have built
         another one, from a datamodule or a ``train_dataloader`` hook)."""
-        seen, todo = 0, [dataloader]
-        while todo and seen < 16:
-            here = todo.pop()
-            seen += 1
-            if here is self._sampler:
-                return
-            todo += [getattr(here, a, None) for a in ("batch_sampler", "sampler")]
-            todo = [t for t in todo if t is not None]
+        if reads_sampler(dataloader, self._sampler):
+            return
         raise IntegrationError(
             f"call {name!r}: Lightning's training dataloader does not read the sampler of the "
             "loader's order (a datamodule's or the model's train_dataloader): it would read "

@@ -48,6 +48,7 @@ from ._session import (
     StartKind,
     check_data_parallel,
     created_on_first_use,
+    reads_sampler,
     require_registered,
     samples_between,
 )
@@ -331,14 +332,8 @@ class _Callback:
         """The training dataloader must read the order's sampler: a ``Trainer`` that builds its
         dataloader another way (an overridden ``get_train_dataloader``, an iterable data set)
         would read something else."""
-        seen, todo = 0, [dataloader]
-        while todo and seen < 16:
-            here = todo.pop()
-            seen += 1
-            if here is self._sampler:
-                return
-            todo += [getattr(here, a, None) for a in ("batch_sampler", "sampler")]
-            todo = [t for t in todo if t is not None]
+        if reads_sampler(dataloader, self._sampler):
+            return
         raise IntegrationError(
             f"call {name!r}: the trainer's training dataloader does not read the sampler of "
             "the loader's order (a Trainer whose get_train_dataloader or _get_train_sampler is "

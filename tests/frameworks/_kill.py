@@ -68,3 +68,39 @@ def run_and_kill(
         if process.poll() is None and not killed:
             os.killpg(process.pid, signal.SIGKILL)
         return process.wait(), killed
+
+
+def torchrun_held(
+    module: str,
+    job_dir: Path,
+    *,
+    world: int,
+    hold_at: int | None,
+    name: str,
+    port: int,
+    kill: Callable[[int], object],
+) -> Log:
+    """``torchrun`` ``world`` processes of ``python -m module job_dir`` (which logs to
+    ``job_dir/<name>.jsonl``); with ``hold_at``, ``kill`` the job (its launcher's pid: every
+    worker runs in a session of its own) once every rank logged that it holds after that
+    step's checkpoint. Asserts the job ended as asked (exit 0, or SIGKILL), and returns the
+    log."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={world}"]
+    command += [f"--master_port={port}", "-m", module, str(job_dir)]
+    log = job_dir / f"{name}.jsonl"
+    with (job_dir / f"{name}.out").open("wb") as out:
+        process = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 240
+        while process.poll() is None and time.monotonic() < deadline:
+            if hold_at is not None and sum("hold" in i for i in read_log(log)) == world:
+                kill(process.pid)
+                break
+            time.sleep(0.05)
+        code = process.wait(timeout=60)
+    output = (job_dir / f"{name}.out").read_text(errors="replace")[-3000:]
+    assert code == (0 if hold_at is None else -signal.SIGKILL), output
+    return read_log(log)

@@ -12,11 +12,6 @@ twice or skipped for the changes of world size.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -25,7 +20,7 @@ import pytest
 
 from durations import Checkpoint, FitCall, Loader, Order, Plan, RunConfig, plan
 from durations.order import step_indices
-from tests.frameworks._kill import read_log
+from tests.frameworks._kill import torchrun_held
 from tests.frameworks.record_ddp import kill_job
 from tests.frameworks.test_ddp_integrations import _free_port
 
@@ -55,29 +50,15 @@ def _run(job_dir: Path, world: int, hold_at: int | None, name: str) -> list[dict
         "log": f"{name}.jsonl",
     }
     (job_dir / "job.json").write_text(json.dumps(job))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={world}"]
-    command += [f"--master_port={_free_port()}", "-m", "tests.frameworks._order_ddp_worker"]
-    command += [str(job_dir)]
-    log = job_dir / f"{name}.jsonl"
-    with (job_dir / f"{name}.out").open("wb") as out:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 240
-        while process.poll() is None and time.monotonic() < deadline:
-            if hold_at is not None and sum("hold" in i for i in read_log(log)) == world:
-                kill_job(process.pid)  # torchrun's workers run in sessions of their own
-                break
-            time.sleep(0.05)
-        code = process.wait(timeout=60)
-    output = (job_dir / f"{name}.out").read_text(errors="replace")[-3000:]
-    if hold_at is None:
-        assert code == 0, output
-    else:
-        assert code == -signal.SIGKILL, output
-    return read_log(log)
+    return torchrun_held(
+        "tests.frameworks._order_ddp_worker",
+        job_dir,
+        world=world,
+        hold_at=hold_at,
+        name=name,
+        port=_free_port(),
+        kill=kill_job,
+    )
 
 
 def _expected(run: Plan, world: int, upto: int) -> dict[tuple[int, int], list[int]]:

@@ -14,11 +14,8 @@ plans' tails name: nothing is read twice or skipped for the changes of world siz
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -27,7 +24,7 @@ import pytest
 
 from durations import Checkpoint, Plan, plan
 from durations.order import step_indices
-from tests.frameworks._kill import read_log
+from tests.frameworks._kill import torchrun_held
 from tests.frameworks.record_ddp import kill_job
 from tests.frameworks.test_ddp_integrations import _free_port
 
@@ -49,30 +46,19 @@ WORKERS = {
 def _run(
     job_dir: Path, world: int, hold_at: int | None, name: str, framework: str, accumulation: int
 ) -> list[dict[str, Any]]:
-    """torchrun ``world`` processes of the worker; with ``hold_at``, SIGKILL the job (its
-    process group, and each worker's) once every rank holds after that step's checkpoint."""
+    """torchrun ``world`` processes of the framework's worker; with ``hold_at``, SIGKILL the
+    job once every rank holds after that step's checkpoint."""
     job = {"hold_at": hold_at, "accumulation": accumulation, "log": f"{name}.jsonl"}
     (job_dir / "job.json").write_text(json.dumps(job))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={world}"]
-    command += [f"--master_port={_free_port()}", "-m", WORKERS[framework][0]]
-    command += [str(job_dir)]
-    log = job_dir / f"{name}.jsonl"
-    with (job_dir / f"{name}.out").open("wb") as out:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 240
-        while process.poll() is None and time.monotonic() < deadline:
-            if hold_at is not None and sum("hold" in i for i in read_log(log)) == world:
-                kill_job(process.pid)  # torchrun's workers run in sessions of their own
-                break
-            time.sleep(0.05)
-        code = process.wait(timeout=60)
-    output = (job_dir / f"{name}.out").read_text(errors="replace")[-3000:]
-    assert code == (0 if hold_at is None else -signal.SIGKILL), output
-    return read_log(log)
+    return torchrun_held(
+        WORKERS[framework][0],
+        job_dir,
+        world=world,
+        hold_at=hold_at,
+        name=name,
+        port=_free_port(),
+        kill=kill_job,
+    )
 
 
 def _epochs(run: Plan, upto: int) -> list[tuple[str, int, int, list[int]]]:

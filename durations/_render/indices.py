@@ -7,7 +7,7 @@ from typing import Any
 
 from ..order import step_indices
 from ..plans import Plan
-from ._text import clip, number
+from ._text import LINE_WIDTH, clip, number
 
 #: Indices shown per rank in the text (``--json`` lists more).
 SHOWN_PER_RANK = 12
@@ -42,17 +42,34 @@ def indices_text(plan: Plan, step: int) -> list[str]:
     span = f"{number(first)}-{number(first + size - 1)}" if size > 1 else number(first)
     lines = [
         f"step {number(plan.start.batch + step)} reads ({clip(loader.name or 'unnamed')}: "
-        f"{loader.order}; epoch {number(where['epoch'])}, positions {span}):"
+        f"{loader.order}),",
+        f"  epoch {number(where['epoch'])}, positions {span}:",
     ]
     world = loader.world_size
     for rank in range(min(world, SHOWN_RANKS)):
         indices = step_indices(plan, step, rank=rank)
-        shown = ", ".join(str(i) for i in indices[:SHOWN_PER_RANK])
-        more = f", ... ({number(len(indices))} in all)" if len(indices) > SHOWN_PER_RANK else ""
-        lines.append(f"  rank {rank}: {shown}{more}")
+        lines.append(_rank_line(rank, indices))
     if world > SHOWN_RANKS:
         lines.append(f"  ... and {number(world - SHOWN_RANKS)} more ranks (--json lists them)")
     return lines
+
+
+def _rank_line(rank: int, indices: list[int]) -> str:
+    """``  rank r: i, j, ...``: at most :data:`SHOWN_PER_RANK` indices, as many as fit in
+    ``LINE_WIDTH`` with the count of all when some are left out."""
+    head = f"  rank {rank}: "
+    more = f", ... ({number(len(indices))} in all)"
+    shown: list[str] = []
+    width = len(head)
+    for place, index in enumerate(indices[:SHOWN_PER_RANK]):
+        text = str(index)
+        last = place == len(indices) - 1
+        if width + len(text) + (0 if last else len(more)) > LINE_WIDTH and shown:
+            break
+        shown.append(text)
+        width += len(text) + 2
+    tail = more if len(shown) < len(indices) else ""
+    return head + ", ".join(shown) + tail
 
 
 def indices_json(plan: Plan, step: int) -> dict[str, Any]:

@@ -409,3 +409,20 @@ class TestAdaptersWithoutTorch:
         dealt = DealtOrderSampler(ORDERS[1], job)
         assert list(itertools.islice(iter(dealt), 8)) == whole[:8]
         assert list(dealt) == whole[6:]
+
+    def test_a_sampler_of_another_order_than_its_loader_s_is_refused(self) -> None:
+        """The ledger records the loader's order: a sampler reading another would read other
+        samples than the plan and the checkpoints say."""
+        from durations.integrations.torch import IntegrationError, OrderSampler
+
+        job = Loader.sharded(
+            samples=23, world_size=2, device_batch_size=2, name="a", order=ORDERS[1]
+        )
+        with pytest.raises(IntegrationError) as error:
+            OrderSampler(Order.shuffled(seed=4), job, rank=0)
+        assert str(error.value) == (
+            "order=shuffled, seed 4 but the loader 'a' is read shuffled, seed 3 (Loader.order, "
+            "which the ledger records): give the sampler the loader's order"
+        )
+        OrderSampler(ORDERS[1], job, rank=0)  # the loader's own order
+        OrderSampler(Order.shuffled(seed=4), attrs.evolve(job, order=None), rank=0)  # none said

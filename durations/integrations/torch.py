@@ -184,6 +184,11 @@ class OrderSampler:
                 f"loader={shown_value(loader)}: expected a sized durations.Loader (the plan's "
                 "loader, Loader.sharded(...) for a data-parallel job)"
             )
+        if loader.order is not None and loader.order != order:
+            raise IntegrationError(
+                f"order={order} but the loader {shown_value(loader.name)} is read {loader.order} "
+                "(Loader.order, which the ledger records): give the sampler the loader's order"
+            )
         world = loader.sharding.world_size if loader.sharding is not None else 1
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world:
             raise IntegrationError(

@@ -275,8 +275,8 @@ def test_another_order_is_another_stream() -> None:
     other samples: the call starts a new epoch and says so, naming both orders (rule 14)."""
     checkpoint = Checkpoint.from_dict(json.loads((GOLDEN / "checkpoint-v5.json").read_text()))
     for order, named in (
-        (Order.shuffled(seed=7), "its order: shuffled, seed 2026 -> shuffled, seed 7"),
-        (None, "its order: shuffled, seed 2026 -> the job's own order"),
+        (Order.shuffled(seed=7), "shuffled, seed 7"),
+        (None, "the job's own order"),
     ):
         pretrain = Loader.sharded(
             samples=1_000, world_size=4, device_batch_size=8, tokens_per_sample=16,
@@ -285,7 +285,11 @@ def test_another_order_is_another_stream() -> None:
         resumed = plan(RunConfig(max_duration="2ep"), [FitCall(loader=pretrain)], checkpoint)
         changed = [d for d in resumed.diagnostics if d.code == "loader-changed"]
         assert len(changed) == 1
-        assert named in changed[0].message
+        assert changed[0].message == (
+            f"the loader of call '#0' changed since it started (its order: shuffled, seed 2026 "
+            f"-> {named}; resume with the order it started with to go on in its epoch); the data "
+            "position of the checkpoint does not apply to it: it starts a new epoch"
+        )
         assert resumed.segments[0].start.at_epoch_start
 
 

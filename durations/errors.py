@@ -16,6 +16,7 @@ __all__ = [
     "FitCallError",
     "GeometryError",
     "InvalidTimeError",
+    "MixtureError",
     "NegativeTimeError",
     "ProgressError",
     "ScheduleError",
@@ -132,6 +133,14 @@ class GeometryError(DurationsError, ValueError):
     def __init__(self, field: str, message: str) -> None:
         self.field = field
         super().__init__(f"invalid loader {field}: {message}")
+
+
+class MixtureError(DurationsError, ValueError):
+    """An interleave of sources was given impossible weights. ``field`` names the bad one."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"invalid mixture {field}: {message}")
 
 
 class ProgressError(DurationsError, ValueError):

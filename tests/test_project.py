@@ -47,7 +47,7 @@ def test_core_imports_no_framework() -> None:
     """The pure core imports nothing beyond the standard library and attrs, and does no I/O."""
     allowed = {"attrs", "durations", "__future__"}
     stdlib = {
-        "bisect", "collections", "decimal", "difflib", "enum", "fractions", "functools",
+        "array", "bisect", "collections", "decimal", "difflib", "enum", "fractions", "functools",
         "hashlib", "importlib", "itertools", "json", "math",
         "numbers", "re", "textwrap", "tomllib", "typing",
     }  # fmt: skip

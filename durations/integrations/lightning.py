@@ -366,6 +366,8 @@ class _Callback:
             first = segment.start.normalized(loader)
             rest = loader.samples_left_in_epoch(first.sample_in_epoch)
             world, device = _world(loader)
+            if loader.sharding is None:  # one process: a step is its accumulated micro-batches
+                device = max(1, loader.batch_size // accumulate)
             self._behind = (
                 int(batches) - -(-rest // (world * device)) if isinstance(batches, int) else 0
             )

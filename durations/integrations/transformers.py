@@ -434,14 +434,10 @@ def _check_rest_of_epoch(segment: Segment, accumulation: int) -> None:
         return
     rest = loader.samples_left_in_epoch(first.sample_in_epoch)
     sharding = loader.sharding
-    world, device = (
-        (1, loader.batch_size)
-        if sharding is None
-        else (
-            sharding.world_size,
-            sharding.device_batch_size,
-        )
-    )
+    if sharding is None:  # one process: the global batch is its micro-batches of a step
+        world, device = 1, max(1, loader.batch_size // accumulation)
+    else:
+        world, device = sharding.world_size, sharding.device_batch_size
     micro = -(-rest // (world * device))
     if micro % accumulation == 0 or segment.steps < -(-rest // loader.batch_size):
         return

@@ -4,9 +4,10 @@ through ``DurationsCallback``: started by ``test_order_integrations.py``, as
 ``DistributedSampler`` padding (``repeat``) and ``use_distributed_sampler=False``.
 
 ``python -m tests.frameworks._order_lightning_worker JOB_DIR``: ``JOB_DIR/job.json`` holds
-``hold_at`` and ``log``; checkpoints are ``JOB_DIR/checkpoints/<call>-step<k>.ckpt``
-(``save_on="1ba"``). After saving step ``hold_at`` every rank logs ``{"hold": k,
-"checkpoint": FILE}`` and waits to be killed.
+``hold_at``, ``accumulation``, ``log`` and, optionally, ``one_stream`` (one process whose
+loaders are given as one global stream each); checkpoints are
+``JOB_DIR/checkpoints/<call>-step<k>.ckpt`` (``save_on="1ba"``). After saving step
+``hold_at`` every rank logs ``{"hold": k, "checkpoint": FILE}`` and waits to be killed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from tests.frameworks._order_hf_worker import BASE_LR, CONFIG, LOADERS, SCHEDULE, _append, script
 
@@ -36,6 +39,8 @@ def main(job_dir: Path) -> None:
     world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
     log = (job_dir / job["log"]).open("a", encoding="utf-8")
     calls = script(world, PADDING, job["accumulation"])
+    if job.get("one_stream"):  # one process, its loaders given as one global stream each
+        calls = [attrs.evolve(c, loader=attrs.evolve(c.loader, sharding=None)) for c in calls]
     pending: list[int] = []
     pl.seed_everything(0, verbose=False)
 

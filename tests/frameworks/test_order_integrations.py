@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from durations import Checkpoint, Plan, plan
@@ -44,11 +45,19 @@ WORKERS = {
 
 
 def _run(
-    job_dir: Path, world: int, hold_at: int | None, name: str, framework: str, accumulation: int
+    job_dir: Path,
+    world: int,
+    hold_at: int | None,
+    name: str,
+    framework: str,
+    accumulation: int,
+    *,
+    one_stream: bool = False,
 ) -> list[dict[str, Any]]:
     """torchrun ``world`` processes of the framework's worker; with ``hold_at``, SIGKILL the
     job once every rank holds after that step's checkpoint."""
     job = {"hold_at": hold_at, "accumulation": accumulation, "log": f"{name}.jsonl"}
+    job["one_stream"] = one_stream
     (job_dir / "job.json").write_text(json.dumps(job))
     return torchrun_held(
         WORKERS[framework][0],
@@ -194,11 +203,50 @@ def test_killed_and_resumed_on_2_3_1_2_processes_reads_the_plan(
         assert counts == Counter(range(LOADERS[name][0])) + padded[name, epoch], (name, epoch)
 
 
+def test_lightning_one_stream_resumed_at_another_batch_ends_its_epoch_on_the_plan_s_group(
+    tmp_path: Path,
+) -> None:
+    """One process, its loaders one global stream each (no per-device geometry): killed after
+    step 3 at batch 2 (6 samples in), resumed accumulating 2 micro-batches of 2 a step. The
+    rest of the epoch, 17 samples, is 9 micro-batches: 4 steps of 4 and a last of 1, where
+    Lightning must step the incomplete group; then the run goes on to its end as planned."""
+    pytest.importorskip("pytorch_lightning")
+
+    def calls(accumulation: int) -> list[Any]:
+        return [
+            attrs.evolve(c, loader=attrs.evolve(c.loader, sharding=None))
+            for c in script(1, "repeat", accumulation)
+        ]
+
+    checkpoint = None
+    for index, (hold_at, accumulation) in enumerate([(3, 1), (None, 2)]):
+        run = plan(CONFIG, calls(accumulation), checkpoint)
+        upto = run.stop.batch if hold_at is None else hold_at
+        items = _run(
+            tmp_path, 1, hold_at, f"one{index}", "lightning", accumulation, one_stream=True
+        )
+        got = {i["step"]: i["ids"] for i in items if "step" in i}
+        expected = {
+            run.start.batch + k: step_indices(run, k) for k in range(1, upto - run.start.batch + 1)
+        }
+        assert got == expected, f"restart {index}"
+        if hold_at is not None:
+            checkpoint = _checkpoint(
+                "lightning", {i["checkpoint"] for i in items if "hold" in i}.pop()
+            )
+    assert [len(got[k]) for k in (4, 5, 6, 7, 8)] == [4, 4, 4, 4, 1]  # the rest of epoch 0
+
+
 # -- refusals, before the first step ------------------------------------------------------------
 
 
 def _trainer(
-    root: Path, *, skip: bool, own_loader: bool = False, accumulation: int = 1
+    root: Path,
+    *,
+    skip: bool,
+    own_loader: bool = False,
+    accumulation: int = 1,
+    sharded: bool = True,
 ) -> tuple[Any, Any]:
     """A one-process Hugging Face trainer of the first call, and its callback."""
     import torch
@@ -225,7 +273,10 @@ def _trainer(
         def get_train_dataloader(self) -> Any:
             return torch.utils.data.DataLoader(Data(), batch_size=2)
 
-    callback = DurationsCallback(CONFIG, script(1, accumulation=accumulation), checkpoints=root)
+    calls = script(1, accumulation=accumulation)
+    if not sharded:  # the same loaders as one global stream each
+        calls = [attrs.evolve(c, loader=attrs.evolve(c.loader, sharding=None)) for c in calls]
+    callback = DurationsCallback(CONFIG, calls, checkpoints=root)
     args = TrainingArguments(
         output_dir=str(root / "pretrain"),
         per_device_train_batch_size=2,
@@ -271,8 +322,9 @@ def test_hugging_face_refuses_what_would_not_read_the_order(
     assert not list(tmp_path.rglob("checkpoint-*")), reason  # before the first step
 
 
+@pytest.mark.parametrize("options", [{}, {"sharded": False}], ids=["sharded", "one-stream"])
 def test_hugging_face_refuses_an_incomplete_group_at_the_end_of_a_resumed_epoch(
-    tmp_path: Path,
+    tmp_path: Path, options: dict[str, bool]
 ) -> None:
     """Killed after step 3 on 2 ranks and after step 6 on 3 (6 samples into the second
     epoch), then resumed on 1 rank with gradient_accumulation_steps=2: the rest, 17 samples, is
@@ -287,7 +339,7 @@ def test_hugging_face_refuses_an_incomplete_group_at_the_end_of_a_resumed_epoch(
     folder = tmp_path / "pretrain" / "checkpoint-6"
     folder.mkdir(parents=True)
     (folder / "durations.json").write_text(json.dumps(at6.to_dict()))
-    trainer, callback = _trainer(tmp_path, skip=True, accumulation=2)
+    trainer, callback = _trainer(tmp_path, skip=True, accumulation=2, **options)
     with pytest.raises(IntegrationError) as error:
         callback.train(trainer)
     assert str(error.value) == (

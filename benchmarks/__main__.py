@@ -16,6 +16,7 @@ from . import (
     comparing,
     crash,
     importing,
+    mixing,
     parsing,
     planning,
     plotting,
@@ -42,6 +43,7 @@ FIGURES: dict[str, Callable[[Context], Figure]] = {
     "startup": startup.run,
     "compare": comparing.run,
     "sampling": sampling.run,
+    "mixing": mixing.run,
 }
 
 

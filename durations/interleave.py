@@ -104,7 +104,7 @@ class Interleave:
             )
         period = math.lcm(*(weight.denominator for weight in self.weights))
         if period > MAX_PERIOD:
-            shown = ", ".join(str(w) for w in self.weights[:5])
+            shown = ", ".join(shown_value(w) for w in self.weights[:5])
             raise MixtureError(
                 "weights",
                 f"the weights {shown}{', ...' if len(self.weights) > 5 else ''} repeat every "

@@ -152,6 +152,12 @@ REFUSED = [
         "the period's table would be too long to build",
     ),
     (
+        lambda: Interleave.of(1, Fraction(1, 10**5000 + 1)),
+        "(a Fraction of a 1-bit numerator and a 16,610-bit denominator) repeat every (an int of "
+        "16,610 bits) samples",
+        "a huge weight is named by its size: the message stays short",
+    ),
+    (
         lambda: Interleave.of(*[1] * (MAX_SOURCES + 1)),
         "invalid mixture weights: 1,001 sources; at most 1,000",
         "a bound on the sources",

@@ -25,7 +25,6 @@ def _where(plan: Plan, step: int) -> dict[str, Any]:
     here = plan.progress_at(step - 1).normalized(loader)
     size = min(loader.batch_size, loader.samples_left_in_epoch(here.sample_in_epoch))
     return {
-        "segment": segment,
         "loader": loader,
         "epoch": here.epoch,
         "first": here.sample_in_epoch,

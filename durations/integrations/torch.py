@@ -201,9 +201,7 @@ class OrderSampler:
         self.epoch, self.start, self._read = 0, 0, 0
         self._unread: Iterator[int] = iter(())
         self._ended: int | None = None  # the epoch last read to its end
-        self._started = False
-        self.set_epoch(epoch)
-        self._started = True
+        self._begin(_epoch(epoch), 0)
 
     # -- where it reads from
 
@@ -213,11 +211,8 @@ class OrderSampler:
         read to its end, are kept as they are: frameworks call it at every epoch's start with
         their own counter, also right after a resume, which must not undo the position set by
         :meth:`start_at` or a loaded state."""
-        if isinstance(epoch, bool) or not isinstance(epoch, int) or not 0 <= epoch < 2**64:
-            raise IntegrationError(
-                f"epoch={shown_value(epoch)}: expected a whole number from 0 to 2**64 - 1"
-            )
-        if self.for_framework and self._started:
+        _epoch(epoch)
+        if self.for_framework:
             return  # the framework's own counter (class docs)
         if epoch not in (self.epoch, self._ended):
             self._ended = None  # an epoch chosen on purpose: none is just behind it any more
@@ -449,6 +444,15 @@ def _dealt(low: int, high: int, world: int, device: int) -> Any:
     t = torch.arange(high - low, dtype=torch.int64)
     within = t % round_
     return low + (t - within) + within // device + world * (within % device)
+
+
+def _epoch(epoch: object) -> int:
+    """``epoch``, a lifetime epoch counter, or refused."""
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or not 0 <= epoch < 2**64:
+        raise IntegrationError(
+            f"epoch={shown_value(epoch)}: expected a whole number from 0 to 2**64 - 1"
+        )
+    return epoch
 
 
 def _saved(state: Mapping[str, Any], name: str) -> int:

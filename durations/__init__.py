@@ -32,10 +32,12 @@ _EXPORTS = {
     "FitCall": "fit",
     "FitCallError": "errors",
     "GeometryError": "errors",
+    "Interleave": "interleave",
     "InvalidTimeError": "errors",
     "Landmark": "schedules",
     "LedgerEntry": "checkpoint",
     "Loader": "loader",
+    "Mixture": "mixture",
     "MixtureError": "errors",
     "NegativeTimeError": "errors",
     "OnExtend": "schedules",
@@ -53,12 +55,16 @@ _EXPORTS = {
     "Segment": "plans",
     "Severity": "diagnostics",
     "Sharding": "sharding",
+    "Source": "mixture",
+    "SourceReads": "mixture",
+    "StopRule": "mixture",
     "TakenUp": "checkpoint",
     "Time": "time",
     "TailRange": "sharding",
     "TimeParseError": "errors",
     "Unit": "units",
     "UnitMismatchError": "errors",
+    "Wrap": "mixture",
     "plan": "planner",
 }
 
@@ -107,6 +113,7 @@ if TYPE_CHECKING:
         ResumeMode as ResumeMode,
         RunConfig as RunConfig,
     )
+    from .interleave import Interleave as Interleave
     from .intervals import (
         At as At,
         AtCallEnds as AtCallEnds,
@@ -114,6 +121,13 @@ if TYPE_CHECKING:
         Every as Every,
     )
     from .loader import Loader as Loader
+    from .mixture import (
+        Mixture as Mixture,
+        Source as Source,
+        SourceReads as SourceReads,
+        StopRule as StopRule,
+        Wrap as Wrap,
+    )
     from .planner import plan as plan
     from .plans import (
         Action as Action,

@@ -32,6 +32,8 @@ def _none_or(value: object) -> str:
 def describe_loader(loader: Loader) -> str:
     """A loader by its name, length and batch size (and its order, when it has one)."""
     name = f"{loader.name}: " if loader.name else ""
+    if loader.mixture is not None:
+        return f"{name}mixture {loader.mixture}, batch {loader.batch_size}"
     samples = "stream" if loader.samples is None else f"{loader.samples} samples"
     order = "" if loader.order is None else f", {loader.order}"
     return f"{name}{samples}, batch {loader.batch_size}{order}"

@@ -17,6 +17,7 @@ import attrs
 from .errors import CheckpointFormatError, DurationsError, shown, shown_value
 from .fit import ResumeMode
 from .loader import Loader
+from .mixture import Mixture, Source
 from .order import Order
 from .progress import Progress
 from .sharding import Sharding
@@ -25,15 +26,19 @@ from .units import Unit
 
 __all__ = ["FORMAT", "Checkpoint", "LedgerEntry", "TakenUp"]
 
-#: The newest serialized format this version writes and reads (1 to 5 are read). Format 3 adds
+#: The newest serialized format this version writes and reads (1 to 6 are read). Format 3 adds
 #: each loader's ``sharding`` (``null`` for one global stream); format 4 the checkpoint's
 #: ``taken_up`` (``null`` for a script that did not take a run up); format 5 each loader's
-#: ``order`` (``null`` when the job's sampler orders the data). A checkpoint is written in
-#: format 5 only when a loader of its ledger has an order, so a run without one stays readable
-#: by a version that reads format 4.
-FORMAT = 5
+#: ``order`` (``null`` when the job's sampler orders the data); format 6 each loader's
+#: ``mixture`` (``null`` for one data set) and the checkpoint's source ``cursors``. A
+#: checkpoint is written in the oldest format that holds it (4 without an order or a mixture,
+#: 5 with an order and no mixture), so a run that uses neither stays readable by older
+#: versions.
+FORMAT = 6
 #: The format a checkpoint without an ordered loader is written in.
 _UNORDERED_FORMAT = 4
+#: The format a checkpoint with an ordered loader and no mixture is written in.
+_ORDERED_FORMAT = 5
 
 
 @attrs.frozen(kw_only=True)
@@ -121,6 +126,28 @@ def _ledger(entries: Iterable[LedgerEntry] | None) -> tuple[LedgerEntry, ...] | 
     return None if entries is None else tuple(entries)
 
 
+def _cursors(
+    value: Mapping[str, int] | Iterable[tuple[str, int]] | None,
+) -> tuple[tuple[str, int], ...] | None:
+    if value is None:
+        return None
+    pairs = tuple(value.items()) if isinstance(value, Mapping) else tuple(value)
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise CheckpointFormatError(
+                "cursors", f"expected source names and reads, got {shown_value(pair)}"
+            )
+        name, read = pair
+        if isinstance(read, bool) or not isinstance(read, int) or read < 0:
+            raise CheckpointFormatError(
+                f"cursors.{name}", f"expected a whole number >= 0, got {shown_value(read)}"
+            )
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise CheckpointFormatError("cursors", "a source has one cursor; a name repeats")
+    return pairs
+
+
 @attrs.frozen(kw_only=True)
 class Checkpoint:
     """A saved position: ``progress``, the ``ledger`` of started calls, and loader state.
@@ -136,8 +163,18 @@ class Checkpoint:
     ledger: tuple[LedgerEntry, ...] | None = attrs.field(default=None, converter=_ledger)
     loader_state: bool = False
     taken_up: TakenUp | None = None
+    #: Each mixture source's cursor at ``progress``: its reads so far in the run, as ``(name,
+    #: reads)`` pairs (a mapping is accepted); ``None`` when no ledger call read a mixture.
+    cursors: tuple[tuple[str, int], ...] | None = attrs.field(default=None, converter=_cursors)
 
     def __attrs_post_init__(self) -> None:
+        mixed = any(entry.loader.mixture is not None for entry in self.ledger or ())
+        if mixed and self.cursors is None:
+            raise CheckpointFormatError(
+                "cursors",
+                "the ledger has a call reading a mixture, and a mixture's checkpoint records "
+                "where each of its sources stands (cursors={name: reads})",
+            )
         if self.ledger is not None:
             names = [entry.name for entry in self.ledger]
             if len(set(names)) != len(names):
@@ -155,9 +192,14 @@ class Checkpoint:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; ``Checkpoint.from_dict(c.to_dict()) == c``."""
-        ordered = any(entry.loader.order is not None for entry in self.ledger or ())
-        version = FORMAT if ordered else _UNORDERED_FORMAT
-        return {
+        loaders = [entry.loader for entry in self.ledger or ()]
+        if self.cursors is not None or any(loader.mixture is not None for loader in loaders):
+            version = FORMAT
+        elif any(loader.order is not None for loader in loaders):
+            version = _ORDERED_FORMAT
+        else:
+            version = _UNORDERED_FORMAT
+        data: dict[str, Any] = {
             "format": version,
             "progress": _progress_to_dict(self.progress),
             "loader_state": self.loader_state,
@@ -168,6 +210,9 @@ class Checkpoint:
             if self.taken_up is None
             else {"mode": self.taken_up.mode.value, "step": self.taken_up.step},
         }
+        if version >= 6:
+            data["cursors"] = None if self.cursors is None else dict(self.cursors)
+        return data
 
     @classmethod
     def from_dict(cls, data: object) -> Checkpoint:
@@ -201,10 +246,15 @@ class Checkpoint:
         loader_state = root.flag("loader_state")
         taken = root.child_or_none("taken_up") if version >= 4 else None
         taken_up = None if taken is None else _taken_up_from(taken)
+        cursors = _cursors_from(root) if version >= 6 else None
         root.finish()
         return root.build(
             lambda: cls(
-                progress=progress, ledger=ledger, loader_state=loader_state, taken_up=taken_up
+                progress=progress,
+                ledger=ledger,
+                loader_state=loader_state,
+                taken_up=taken_up,
+                cursors=cursors,
             )
         )
 
@@ -241,6 +291,8 @@ def _loader_to_dict(loader: Loader, version: int) -> dict[str, Any]:
     if version >= 5:
         order = loader.order
         data["order"] = None if order is None else {"shuffle": order.shuffle, "seed": order.seed}
+    if version >= 6:
+        data["mixture"] = None if loader.mixture is None else loader.mixture.to_dict()
     return data
 
 
@@ -389,12 +441,23 @@ def _loader_from(reader: _Reader, version: int) -> Loader:
             )
         )
     ordering = reader.child_or_none("order") if version >= 5 else None
-    order = None
-    if ordering is not None:
-        shuffle, seed = ordering.flag("shuffle"), ordering.whole("seed")
-        ordering.finish()
-        order = ordering.build(lambda: Order(shuffle=shuffle, seed=seed))
+    order = None if ordering is None else _order_from(ordering)
+    mixing = reader.child_or_none("mixture") if version >= 6 else None
+    mixture = None if mixing is None else _mixture_from(mixing)
     reader.finish()
+    if mixture is not None:
+        return reader.build(
+            lambda: Loader(
+                name=name,
+                samples=samples,
+                batch_size=batch_size,
+                drop_last=drop_last,
+                tokens_per_sample=tokens,
+                sharding=sharding,
+                order=order,
+                mixture=mixture,
+            )
+        )
     return reader.build(
         lambda: Loader(
             name=name,
@@ -406,6 +469,65 @@ def _loader_from(reader: _Reader, version: int) -> Loader:
             order=order,
         )
     )
+
+
+def _order_from(reader: _Reader) -> Order:
+    shuffle, seed = reader.flag("shuffle"), reader.whole("seed")
+    reader.finish()
+    return reader.build(lambda: Order(shuffle=shuffle, seed=seed))
+
+
+def _mixture_from(reader: _Reader) -> Mixture:
+    listed = reader.value("sources")
+    if not isinstance(listed, list):
+        raise CheckpointFormatError(reader._where("sources"), "expected a list of sources")
+    sources = [
+        _source_from(_Reader(item, f"{reader._where('sources')}[{i}]"))
+        for i, item in enumerate(listed)
+    ]
+    unit, stop = reader.text("unit"), reader.text_or_none("stop")
+    restart = reader.value("restart")
+    if not isinstance(restart, list) or not all(isinstance(n, str) for n in restart):
+        raise CheckpointFormatError(reader._where("restart"), "expected a list of source names")
+    reader.finish()
+    return reader.build(
+        lambda: Mixture(sources=sources, unit=unit, stop=stop, restart=frozenset(restart))
+    )
+
+
+def _source_from(reader: _Reader) -> Source:
+    name, samples = reader.text("name"), reader.whole("samples")
+    weight, repeats = reader.text_or_none("weight"), reader.text_or_none("repeats")
+    count, tokens = reader.whole_or_none("count"), reader.whole_or_none("tokens_per_sample")
+    ordering = reader.child_or_none("order")
+    order = None if ordering is None else _order_from(ordering)
+    wrap, budget = reader.text("wrap"), reader.text_or_none("max_passes")
+    reader.finish()
+    return reader.build(
+        lambda: Source(
+            name=name,
+            samples=samples,
+            weight=weight,
+            count=count,
+            repeats=repeats,
+            tokens_per_sample=tokens,
+            order=order,
+            wrap=wrap,
+            max_passes=budget,
+        )
+    )
+
+
+def _cursors_from(root: _Reader) -> tuple[tuple[str, int], ...] | None:
+    data = root.value("cursors")
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise CheckpointFormatError("cursors", "expected an object of source names and reads")
+    reader = _Reader(data, "cursors")
+    pairs = [(str(name), reader.whole(str(name))) for name in data]
+    reader.finish()
+    return tuple(pairs)
 
 
 def _taken_up_from(reader: _Reader) -> TakenUp:

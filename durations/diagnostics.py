@@ -42,6 +42,12 @@ CODES: dict[str, Severity] = {
     "ledger-continued": Severity.INFO,
     "fresh-clock": Severity.INFO,
     "run-complete": Severity.INFO,
+    "mixture-changed": Severity.WARNING,
+    "mixture-edit": Severity.WARNING,
+    "source-changed": Severity.WARNING,
+    "source-restarted": Severity.INFO,
+    "source-budget-exceeded": Severity.ERROR,
+    "source-unfinished": Severity.INFO,
 }
 
 

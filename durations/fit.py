@@ -178,6 +178,7 @@ def fingerprint(loader: Loader, duration: Time | None, until: Time | None, reset
                 if loader.order is None
                 else {"order": {"shuffle": loader.order.shuffle, "seed": loader.order.seed}}
             ),
+            **({} if loader.mixture is None else {"mixture": loader.mixture.to_dict()}),
         },
         "duration": None if duration is None else str(duration),
         "until": None if until is None else str(until),

@@ -140,6 +140,22 @@ class Interleave:
             for share, mine in zip(self.shares, places, strict=True)
         )
 
+    def place(self, source: int, nth: int) -> int:
+        """The mixture sample (0-based) at which source ``source`` reads its ``nth`` sample
+        (0-based): the inverse of :meth:`counts` (``counts(place(j, n))[j] == n``), in ``O(1)``.
+
+        >>> mix = Interleave.of(1, 1, 4)
+        >>> [mix.place(2, n) for n in range(5)], mix.counts(mix.place(2, 4))
+        ([0, 1, 3, 5, 6], (1, 1, 4))
+        """
+        if isinstance(source, bool) or not isinstance(source, int) or not 0 <= source < len(self):
+            raise MixtureError(
+                "source", f"expected a source from 0 to {len(self) - 1}, got {shown_value(source)}"
+            )
+        _check_count("nth", nth)
+        whole, rest = divmod(nth, self.shares[source])
+        return whole * self.period + _table(self.shares)[1][source][rest]
+
     def __len__(self) -> int:
         """The number of sources."""
         return len(self.weights)

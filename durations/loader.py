@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from .errors import GeometryError, shown_value
+from .mixture import Mixture
 from .order import Order
 from .sharding import Padding, Sharding
 
@@ -37,7 +38,9 @@ class Loader:
     :class:`~durations.Order` the job reads each epoch in when durations produces it (the
     integrations' samplers, rule 19), recorded in the ledger so a resume reads the same data;
     ``None`` (the default) leaves the order to the job's own sampler, which durations does not
-    know.
+    know. ``mixture`` is the :class:`~durations.Mixture` of sources the stream interleaves
+    (built by :meth:`mixing`): its epoch is the mixture's, and the plan reports what each
+    source reads (``docs/mixtures.md``).
 
     >>> loader = Loader(samples=105, batch_size=10)
     >>> loader.steps_per_epoch, loader.last_batch_size, loader.samples_per_epoch
@@ -54,6 +57,68 @@ class Loader:
     name: str | None = None
     sharding: Sharding | None = None
     order: Order | None = None
+    mixture: Mixture | None = None
+
+    @classmethod
+    def mixing(
+        cls,
+        mixture: Mixture,
+        *,
+        batch_size: int | None = None,
+        world_size: int | None = None,
+        device_batch_size: int | None = None,
+        accumulation: int = 1,
+        padding: Padding | str = Padding.REPEAT,
+        drop_last: bool = False,
+        name: str | None = None,
+    ) -> Loader:
+        """The loader that reads ``mixture`` as one stream: in global batches of
+        ``batch_size``, or on ``world_size`` ranks of ``device_batch_size`` (as
+        :meth:`sharded`). Its epoch is the mixture's epoch (``samples=None`` for a mixture that
+        never stops) and its ``tokens_per_sample`` the one its sources share.
+
+        >>> from durations import Mixture, Source
+        >>> mix = Mixture(sources=[Source(name="a", samples=30, weight=2),
+        ...                        Source(name="b", samples=10, weight=1)])
+        >>> job = Loader.mixing(mix, batch_size=8)
+        >>> job.samples, job.steps_per_epoch         # b runs out at the 31st position
+        (31, 4)
+        """
+        if not isinstance(mixture, Mixture):
+            raise GeometryError(
+                "mixture", f"expected a durations.Mixture, got {shown_value(mixture)}"
+            )
+        sharding = None
+        if world_size is None and device_batch_size is None:
+            if batch_size is None:
+                raise GeometryError(
+                    "batch_size",
+                    "give batch_size=, or world_size= and device_batch_size= for a "
+                    "data-parallel job",
+                )
+        elif batch_size is not None or world_size is None or device_batch_size is None:
+            raise GeometryError(
+                "batch_size",
+                "give either batch_size= (one global stream) or world_size= and "
+                "device_batch_size= (a data-parallel job), not both",
+            )
+        else:
+            sharding = Sharding(
+                world_size=world_size,
+                device_batch_size=device_batch_size,
+                accumulation=accumulation,
+                padding=padding,
+            )
+            batch_size = sharding.batch_size
+        return cls(
+            samples=mixture.epoch_samples,
+            batch_size=batch_size,
+            drop_last=drop_last,
+            tokens_per_sample=mixture.tokens_per_sample,
+            name=name,
+            sharding=sharding,
+            mixture=mixture,
+        )
 
     @classmethod
     def sharded(
@@ -105,6 +170,8 @@ class Loader:
             )
         if self.order is not None:
             self._check_order(self.order)
+        if self.mixture is not None:
+            self._check_mixture(self.mixture)
         if self.sharding is not None:
             self._check_sharding(self.sharding)
         elif self.drop_last and self.samples is not None and self.samples < self.batch_size:
@@ -129,6 +196,28 @@ class Loader:
                 "epochs; give samples, or leave the order out",
             )
         order.epoch(samples=self.samples, epoch=0)  # an epoch it can order, or refused now
+
+    def _check_mixture(self, mixture: Mixture) -> None:
+        if not isinstance(mixture, Mixture):
+            raise GeometryError(
+                "mixture", f"expected a durations.Mixture or None, got {shown_value(mixture)}"
+            )
+        if self.order is not None:
+            raise GeometryError(
+                "order",
+                "a mixture's order is its interleave and its sources' orders; give each "
+                "Source its order= instead of the loader",
+            )
+        for field, value in (
+            ("samples", mixture.epoch_samples),
+            ("tokens_per_sample", mixture.tokens_per_sample),
+        ):
+            if getattr(self, field) != value:
+                raise GeometryError(
+                    field,
+                    f"a loader of a mixture has the mixture's {field} ({shown_value(value)}), "
+                    f"got {shown_value(getattr(self, field))}; build it with Loader.mixing(...)",
+                )
 
     def _check_sharding(self, sharding: Sharding) -> None:
         if not isinstance(sharding, Sharding):
@@ -207,14 +296,18 @@ class Loader:
 
     def same_stream(self, other: Loader) -> bool:
         """Whether ``other`` reads the same data in the same order: equal but perhaps for the
-        batch size and the sharding (the number of devices reading it)."""
-        return (self.name, self.samples, self.drop_last, self.tokens_per_sample, self.order) == (
+        batch size and the sharding (the number of devices reading it); a mixture's sources
+        restarted when a call starts reading it do not count (:meth:`Mixture.same_stream`)."""
+        same = (self.name, self.samples, self.drop_last, self.tokens_per_sample, self.order) == (
             other.name,
             other.samples,
             other.drop_last,
             other.tokens_per_sample,
             other.order,
         )
+        if not same or self.mixture is None or other.mixture is None:
+            return same and self.mixture is other.mixture
+        return self.mixture.same_stream(other.mixture)
 
     def with_batch_size(self, batch_size: int) -> Loader:
         """The same data read in batches of ``batch_size`` (an elastic resume)."""

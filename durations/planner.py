@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 
 import attrs
 
+from . import _mixing
 from ._describe import (
     describe_change,
     describe_loader,
@@ -23,6 +25,7 @@ from .diagnostics import Diagnostic
 from .errors import ConversionError, FitCallError
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
 from .loader import Loader
+from .mixture import Source, SourceReads, cursors_text, read_span
 from .plans import Action, Plan, SampleRange, Segment, resolve_dur
 from .progress import ZERO, Progress
 from .sharding import TailRange, tails as sharding_tails
@@ -55,6 +58,10 @@ class _State:
     #: The run clock is fresh (weights mode) and starts at the first call.
     fresh_clock: bool = False
     step: int = 0
+    #: Each mixture source's cursor at ``pos`` (its reads so far in the run), and the source
+    #: as the data read last knew it (rule 20).
+    cursors: dict[str, int] = attrs.Factory(dict)
+    sources: dict[str, Source] = attrs.Factory(dict)
 
 
 def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | None = None) -> Plan:
@@ -88,6 +95,7 @@ def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | N
             segment = _train(index, name, call, recorded, config, checkpoint, state)
         segments.append(segment)
         diagnostics.extend(segment.diagnostics)
+    diagnostics.extend(_say_coverage(segments, state))
 
     start = ZERO if checkpoint is None else checkpoint.progress
     finished = all(
@@ -173,16 +181,21 @@ def _take_up(
                 "stored target), not taken up again",
             )
         )
-    entries = checkpoint.ledger
+    entries, cursors = checkpoint.ledger, checkpoint.cursors
     if mode is ResumeMode.CONTINUE and entries is None:
-        entries = _locate(config, calls, checkpoint, diagnostics)
+        located = _locate(config, calls, checkpoint, diagnostics)
+        entries, cursors = located.ledger, located.cursors
     last = entries[-1] if entries else None
     state = _State(
         pos=checkpoint.progress,
         origin=last.origin if last else ZERO,
         previous=_Previous(last.loader, last.anchor if last.finished else None) if last else None,
         at_resume_point=True,
+        cursors=dict(cursors or ()),
     )
+    for recorded in entries or ():  # rule 20: the sources as the data read last knew them
+        if recorded.loader.mixture is not None:
+            state.sources.update((s.name, s) for s in recorded.loader.mixture.sources)
     if mode is ResumeMode.WEIGHTS:
         # The loader that read the data, to close its epoch by (rule 9); no anchor: a fresh
         # clock measures nothing from the checkpoint's calls.
@@ -220,8 +233,9 @@ def _locate(
     calls: tuple[FitCall, ...],
     checkpoint: Checkpoint,
     diagnostics: list[Diagnostic],
-) -> tuple[LedgerEntry, ...]:
-    """Rule "a checkpoint without a ledger": find it inside the script's own plan by step."""
+) -> Checkpoint:
+    """Rule "a checkpoint without a ledger": find it inside the script's own plan by step;
+    the checkpoint that plan writes there (its ledger and source cursors)."""
     fresh = plan(attrs.evolve(config, resume=ResumeMode.CONTINUE), calls)
     recorded = checkpoint.progress
     step = min(recorded.batch, fresh.total_steps)
@@ -252,9 +266,9 @@ def _locate(
                 "resume from a checkpoint with a ledger (a durations integration's)",
             )
         )
-    ledger = fresh.checkpoint_at(step).ledger
-    assert ledger is not None
-    return ledger
+    written = fresh.checkpoint_at(step)
+    assert written.ledger is not None
+    return written
 
 
 def _fits(recorded: Progress, fresh: Plan, step: int, calls: tuple[FitCall, ...]) -> bool:
@@ -300,6 +314,7 @@ def _skip(index: int, name: str, call: FitCall, entry: LedgerEntry, state: _Stat
         target=entry.target,
         origin=entry.origin,
         entry=entry,
+        cursors=tuple(state.cursors.items()),
         diagnostics=tuple(diagnostics),
     )
 
@@ -342,6 +357,9 @@ def _train(
     """Plan one call that trains (or tries to): each step below is a rule of semantics.md."""
     here = _Call(index, name, call, entry)
     loader = call.loader
+    # Rule 20: a new call that does not go on in the stream read last starts its mixture.
+    continues = state.previous is not None and state.previous.loader.same_stream(loader)
+    found = dict(state.cursors)
     pos, read_from = _take_over(state, loader, entry)
     # Rule 17: the tails of an epoch taken over count from where its loader left it.
     tails_from = read_from if pos is not read_from else None
@@ -360,12 +378,23 @@ def _train(
     if state.at_resume_point and start.same_stream and not pos.at_epoch_start:
         # Rule 11: where the data resumes inside an interrupted epoch.
         replayed, skipped, pos = _apply_data_policy(pos, loader, config, checkpoint, here.say)
+        if replayed is not None and loader.mixture is not None:
+            state.cursors = _mixing.replayed(loader, state.cursors, start.pos)
     state.at_resume_point = False
+    if loader.mixture is not None:
+        _enter_mixture(here, state, loader, restart=entry is None and not continues)
     runtime = target.unit is Unit.TOK and loader.tokens_per_sample is None
     steps = _steps(here, pos, origin, target, runtime)
     if steps is None:
         return _empty(here, pos, origin, state, entry, abandoned=start.abandoned)
     stop = pos.advance(loader, steps)
+    cursors = tuple(state.cursors.items())
+    reads: tuple[SourceReads, ...] = ()
+    if loader.mixture is not None:
+        state.cursors, reads = _mixing.advance(loader, state.cursors, pos, stop)
+        _say_budget(here, loader, reads)
+        if entry is not None and not entry.loader.same_stream(loader):
+            _say_edit(here, entry, read_from, target, origin, found, state.cursors)
     tails = _say_tails(here, loader, pos if tails_from is None else tails_from, stop)
     _say_where_it_stops(here, pos, stop, steps, target, origin, runtime)
     at_boundary = steps > 0 or (not runtime and _lands_on(stop, target, loader, origin))
@@ -387,6 +416,8 @@ def _train(
         abandoned=start.abandoned,
         tails=tails,
         stop_at_runtime=runtime,
+        sources=reads,
+        cursors=cursors,
         diagnostics=tuple(here.diagnostics),
     )
     state.pos = stop
@@ -430,7 +461,23 @@ def _resume_started(here: _Call, state: _State, pos: Progress, read_from: Progre
         )
     same_stream = entry.loader.same_stream(loader)
     abandoned = None
-    if not same_stream:
+    before, after = entry.loader.mixture, loader.mixture
+    if not same_stream and before is not None and after is not None:
+        # Rule 20: the sources keep their cursors; only the mixture's epoch starts again.
+        changes = before.changes(after) or [
+            f"{describe_loader(entry.loader)} -> {describe_loader(loader)}"
+        ]
+        kept = {n: state.cursors.get(n, 0) for n in after.names}
+        here.say(
+            "mixture-changed",
+            f"the mixture of call {name!r} changed since it started ({'; '.join(changes)}): "
+            f"each source goes on from its cursor ({cursors_text(kept)}), and the interleave "
+            "starts again from its first position at the checkpoint (a new mixture epoch)",
+        )
+        if not pos.at_epoch_start:
+            abandoned = _rest_of_epoch(pos, entry.loader)
+            pos = pos.close_epoch()
+    elif not same_stream:
         if attrs.evolve(entry.loader, order=loader.order).same_stream(loader):
             change = (
                 f"its order: {describe_order(entry.loader.order)} -> "
@@ -490,10 +537,16 @@ def _start_new(here: _Call, state: _State, pos: Progress) -> _Start:
         abandoned = _rest_of_epoch(pos, state.previous.loader)
         pos = pos.close_epoch()
     if abandoned is not None:
+        left = state.previous.loader if state.previous is not None else None
+        kept = (
+            " (mixture positions: its sources keep their cursors, so no source sample is skipped)"
+            if left is not None and left.mixture is not None
+            else ""
+        )
         here.say(
             "epoch-abandoned",
             f"call {name!r} starts a new epoch: the rest of the previous epoch ({abandoned}) "
-            "is not read",
+            f"is not read{kept}",
         )
     return _Start(pos=pos, origin=state.origin, same_stream=same_stream, abandoned=abandoned)
 
@@ -700,6 +753,7 @@ def _empty(
         entry=placeholder,
         abandoned=abandoned,
         failed=True,
+        cursors=tuple(state.cursors.items()),
         diagnostics=tuple(here.diagnostics),
     )
 
@@ -782,3 +836,146 @@ def _request_changed(call: FitCall, entry: LedgerEntry) -> bool:
 def _rest_of_epoch(pos: Progress, loader: Loader) -> SampleRange:
     end = loader.samples if loader.samples is not None else pos.sample_in_epoch
     return SampleRange(pos.epoch, pos.sample_in_epoch, max(end, pos.sample_in_epoch))
+
+
+def _enter_mixture(here: _Call, state: _State, loader: Loader, *, restart: bool) -> None:
+    """Rule 20: each source of a call's mixture goes on from its cursor, where the calls
+    before left it; a source whose data changed since it was last read, or that the mixture
+    restarts (``Mixture.restart``, applied when a new call starts reading it), starts a new
+    pass instead, and the rest of the pass it was in is said."""
+    mixture = loader.mixture
+    assert mixture is not None
+    for source in mixture.sources:
+        known = state.sources.get(source.name)
+        read = state.cursors.get(source.name, 0)
+        moved = read
+        if known is not None and not known.same_data(source):
+            moved = _mixing.new_pass(read, known, source)
+            here.say(
+                "source-changed",
+                f"source {source.name!r} changed since it was last read ({known.describe()} "
+                f"-> {source.describe()}): it starts a new pass"
+                + _unread_rest(read, known.samples),
+            )
+        elif restart and source.name in mixture.restart:
+            moved = _mixing.new_pass(read, source, source)
+            if moved != read:
+                here.say(
+                    "source-restarted",
+                    f"the mixture restarts source {source.name!r}: it starts pass "
+                    f"{moved // source.samples}" + _unread_rest(read, source.samples),
+                )
+        state.cursors[source.name] = moved
+        state.sources[source.name] = source
+
+
+def _unread_rest(read: int, samples: int) -> str:
+    within = read % samples
+    if within == 0:
+        return ""
+    return f"; positions {within:,}-{samples - 1:,} of its pass {read // samples} are never read"
+
+
+def _passes(value: Fraction) -> str:
+    """Passes as a decimal when they end, else as a fraction: ``2.5``, ``7/3``."""
+    if value.denominator == 1:
+        return f"{value.numerator:,}"
+    rest = value.denominator
+    for prime in (2, 5):
+        while rest % prime == 0:
+            rest //= prime
+    if rest == 1:
+        return f"{float(value):,}" if value < 10**15 else str(value)
+    return str(value)
+
+
+def _say_budget(here: _Call, loader: Loader, reads: tuple[SourceReads, ...]) -> None:
+    """Rule 20: a source read past its ``max_passes`` over the run is an error, said before
+    the run."""
+    mixture = loader.mixture
+    assert mixture is not None
+    for source, reads_of in zip(mixture.sources, reads, strict=True):
+        budget = source.max_passes
+        if budget is None or reads_of.stop <= budget * source.samples:
+            continue
+        here.say(
+            "source-budget-exceeded",
+            f"source {source.name!r} is read {_passes(Fraction(reads_of.stop, source.samples))} "
+            f"passes by the end of call {here.name!r} ({reads_of.stop:,} reads of "
+            f"{source.samples:,} samples), more than its max_passes {_passes(budget)}; this "
+            f"call reads {read_span(reads_of.start, reads_of.stop, source.samples)}; lower its "
+            "weight or the call's duration, or raise max_passes",
+        )
+
+
+def _say_coverage(segments: list[Segment], state: _State) -> list[Diagnostic]:
+    """Rule 20: what the plan leaves of each source it reads, when that is not whole passes:
+    the positions never read, or read once more than the rest."""
+    said: list[Diagnostic] = []
+    names = dict.fromkeys(r.name for s in segments for r in s.sources if not s.failed)
+    for name in names:
+        read, samples = state.cursors[name], state.sources[name].samples
+        passes, within = divmod(read, samples)
+        if passes and not within:
+            continue
+        if not passes:
+            left = f"positions {within:,}-{samples - 1:,} of pass 0 are never read"
+            text = f"{read:,} of its {samples:,} samples read; {left}"
+        else:
+            times = "once" if passes == 1 else f"{passes:,} times"
+            text = (
+                f"{_passes(Fraction(read, samples))} passes: every sample read {times}, and "
+                f"positions {_range_text(0, within)} of pass {passes} once more"
+            )
+        said.append(
+            Diagnostic(
+                code="source-unfinished", message=f"source {name!r} by the plan's end: {text}"
+            )
+        )
+    return said
+
+
+def _range_text(start: int, stop: int) -> str:
+    return f"{start:,}" if stop - start == 1 else f"{start:,}-{stop - 1:,}"
+
+
+def _say_edit(
+    here: _Call,
+    entry: LedgerEntry,
+    found_at: Progress,
+    target: Time,
+    origin: Progress,
+    found: dict[str, int],
+    edited: dict[str, int],
+) -> None:
+    """Rule 20: what a mixture edited since its call started changes of each source's reads
+    by the call's end, against the mixture it started with (planned from the same
+    checkpoint)."""
+    if entry.loader.mixture is None:
+        return
+    was = entry.loader
+    start = found_at.normalized(was)
+    try:
+        steps = start.steps_until(target, loader=was, since=origin)
+    except ConversionError:
+        return
+    unedited, _ = _mixing.advance(was, found, start, start.advance(was, steps))
+    sizes = {s.name: s.samples for s in entry.loader.mixture.sources}
+    assert here.call.loader.mixture is not None
+    sizes.update((s.name, s.samples) for s in here.call.loader.mixture.sources)
+    said = []
+    for name, samples in sizes.items():
+        now, then = edited.get(name, found.get(name, 0)), unedited.get(name, found.get(name, 0))
+        if now > then:
+            said.append(f"{name} reads {now - then:,} more ({read_span(then, now, samples)})")
+        elif now < then:
+            said.append(
+                f"{name} reads {then - now:,} fewer ({read_span(now, then, samples)} are left "
+                "for later calls, or never read)"
+            )
+    if said:
+        here.say(
+            "mixture-edit",
+            f"by the end of call {here.name!r}, against the mixture it started with: "
+            + "; ".join(said),
+        )

@@ -8,11 +8,13 @@ from fractions import Fraction
 
 import attrs
 
+from . import _mixing
 from .checkpoint import Checkpoint, LedgerEntry, TakenUp
 from .diagnostics import Diagnostic, Severity
 from .errors import ConversionError, FitCallError, shown_value
 from .fit import FitCall, ResumeMode, RunConfig
 from .loader import Loader
+from .mixture import SourceReads
 from .progress import Progress
 from .sharding import TailRange
 from .time import Time
@@ -86,6 +88,11 @@ class Segment:
     #: positions read again (padding) or samples never read (truncation).
     tails: tuple[TailRange, ...] = ()
     stop_at_runtime: bool = False
+    #: What a call reading a mixture reads of each source (rule 20), in the mixture's order.
+    sources: tuple[SourceReads, ...] = ()
+    #: Every mixture source's cursor when the call starts reading (its reads so far in the
+    #: run), as ``(name, reads)`` pairs.
+    cursors: tuple[tuple[str, int], ...] = ()
     #: The call could not be planned (an error diagnostic says why); it is not in the ledger.
     failed: bool = False
     diagnostics: tuple[Diagnostic, ...] = ()
@@ -235,9 +242,38 @@ class Plan:
                         attrs.evolve(segment.entry, finished=False, stop=None, anchor=None)
                     )
         progress = self.progress_at(step) if started is None else started.start
+        cursors = dict(started.cursors) if started is not None else self._cursors_at(step)
+        mixed = any(entry.loader.mixture is not None for entry in ledger)
         return Checkpoint(
-            progress=progress, ledger=tuple(ledger), loader_state=True, taken_up=self.taken_up
+            progress=progress,
+            ledger=tuple(ledger),
+            loader_state=True,
+            taken_up=self.taken_up,
+            cursors=cursors if cursors or mixed else self._found_cursors(),
         )
+
+    def _found_cursors(self) -> dict[str, int] | None:
+        """The cursors of the checkpoint the plan started from, when it had any."""
+        if self.checkpoint is None or self.checkpoint.cursors is None:
+            return None
+        return dict(self.checkpoint.cursors)
+
+    def cursors_at(self, step: int) -> dict[str, int]:
+        """Each mixture source's cursor (its reads so far in the run) after ``step`` steps of
+        this plan (``docs/mixtures.md``): O(calls), whatever the step."""
+        self._check_step(step)
+        return self._cursors_at(step)
+
+    def _cursors_at(self, step: int) -> dict[str, int]:
+        passed = self._passed(step)
+        if not passed:
+            return self._found_cursors() or {}
+        last = passed[-1]
+        cursors = dict(last.cursors)
+        if last.loader.mixture is None or last.failed:
+            return cursors
+        at = last.start.advance(last.loader, step - last.start_step)
+        return _mixing.advance(last.loader, cursors, last.start, at)[0]
 
     def _started_by_taking_up(self, step: int, passed: set[int]) -> Segment | None:
         """Under ``extend`` or ``weights`` the plan writes a new ledger; before its first step,

@@ -18,6 +18,7 @@ from .errors import SHOWN_CHARS, DurationsError, elided, shown, shown_value
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
 from .intervals import At, AtCallEnds, Every
 from .loader import Loader
+from .mixture import Mixture, Source
 from .order import Order
 from .schedules import END, Boundary, Landmark, OnExtend, Schedule
 from .time import Time
@@ -118,6 +119,19 @@ _TOP = {"run", "loaders", "fit", "resume", "schedule", "events"}
 _RUN = {"max_duration"}
 _LOADER = {"samples", "batch_size", "drop_last", "tokens_per_sample", "order", "seed"}
 _SHARDED = {"world_size", "device_batch_size", "accumulation", "padding"}
+#: A mixture loader's own keys (it has ``sources`` in place of ``samples`` and an order).
+_MIXED = {"sources", "stop", "unit", "restart", "batch_size", "drop_last"}
+_SOURCE = {
+    "samples",
+    "weight",
+    "count",
+    "repeats",
+    "tokens_per_sample",
+    "order",
+    "seed",
+    "wrap",
+    "max_passes",
+}
 _FIT = {"loader", "duration", "until", "reset_time", "name"}
 _RESUME = {"checkpoint", "mode", "data"}
 _SCHEDULE = {"initial", "warmup", "pieces", "on_extend"}
@@ -401,6 +415,8 @@ class _Parser:
 
     def loader(self, name: str, body: object) -> Loader:
         where = f"loaders.{_key(name)}"
+        if isinstance(body, dict) and "sources" in body:
+            return self.mixed(name, body, where)
         table = self.table(body, where, _LOADER | _SHARDED)
         samples = self.typed(table, "samples", where, int, "a whole number")
         batch = self.typed(table, "batch_size", where, int, "a whole number")
@@ -426,6 +442,122 @@ class _Parser:
                 tokens_per_sample=tokens,
                 order=order,
             ),
+        )
+
+    def mixed(self, name: str, body: dict[str, Any], where: str) -> Loader:
+        """A loader of a mixture: its ``[loaders.NAME.sources.SOURCE]`` tables, the
+        mixture's ``stop``, ``unit`` and ``restart``, and the batch geometry."""
+        table = self.table(body, where, _MIXED | _SHARDED)
+        sources_table = self.table(table["sources"], f"{where}.sources", set(table["sources"]))
+        if not sources_table:
+            raise self.fail(f"{where}.sources", "expected at least one [..sources.NAME] table")
+        sources = [
+            self.source_table(source, body, f"{where}.sources.{_key(source)}")
+            for source, body in sources_table.items()
+        ]
+        stop = self.typed(table, "stop", where, str, "first_exhausted, all_exhausted or never")
+        unit = self.typed(table, "unit", where, str, "'sp' or 'tok'")
+        restart = self.typed(table, "restart", where, list, "a list of source names")
+        if restart is not None and not all(isinstance(n, str) for n in restart):
+            raise self.fail(f"{where}.restart", "expected a list of source names (strings)")
+        mixture = self.build(
+            where,
+            lambda: Mixture(
+                sources=sources,
+                unit="sp" if unit is None else unit,
+                stop=stop,
+                restart=frozenset(restart or ()),
+            ),
+        )
+        batch = self.typed(table, "batch_size", where, int, "a whole number")
+        drop_last = bool(self.typed(table, "drop_last", where, bool, "true or false"))
+        if _SHARDED & set(table):
+            for key in ("world_size", "device_batch_size"):
+                if key not in table:
+                    raise self.fail(
+                        f"{where}.{key}",
+                        "missing: a data-parallel loader gives world_size and "
+                        "device_batch_size (the global batch is their product times "
+                        "accumulation)",
+                    )
+            if batch is not None:
+                raise self.fail(
+                    f"{where}.batch_size",
+                    "leave batch_size out of a data-parallel loader: it is world_size x "
+                    "device_batch_size x accumulation",
+                )
+            world = self.typed(table, "world_size", where, int, "a whole number")
+            micro = self.typed(table, "device_batch_size", where, int, "a whole number")
+            accumulation = self.typed(table, "accumulation", where, int, "a whole number")
+            padding = self.typed(table, "padding", where, str, "one of repeat, drop, cycle")
+            return self.build(  # type: ignore[no-any-return]
+                where,
+                lambda: Loader.mixing(
+                    mixture,
+                    world_size=world,
+                    device_batch_size=micro,
+                    accumulation=1 if accumulation is None else accumulation,
+                    padding="repeat" if padding is None else padding,
+                    drop_last=drop_last,
+                    name=name,
+                ),
+            )
+        if batch is None:
+            raise self.fail(
+                f"{where}.batch_size",
+                "missing: give the global batch size, or world_size and device_batch_size for "
+                "a data-parallel loader",
+            )
+        return self.build(  # type: ignore[no-any-return]
+            where, lambda: Loader.mixing(mixture, batch_size=batch, drop_last=drop_last, name=name)
+        )
+
+    def source_table(self, name: str, body: object, where: str) -> Source:
+        """One ``[loaders.NAME.sources.SOURCE]`` table."""
+        table = self.table(body, where, _SOURCE)
+        samples = self.typed(table, "samples", where, int, "a whole number")
+        if samples is None:
+            raise self.fail(f"{where}.samples", "missing: the samples in one pass of the source")
+        parts = {key: self.exact(table, key, where) for key in ("weight", "repeats", "max_passes")}
+        count = self.typed(table, "count", where, int, "a whole number")
+        tokens = self.typed(table, "tokens_per_sample", where, int, "a whole number")
+        wrap = self.typed(table, "wrap", where, str, "'reshuffle' or 'replay'")
+        order = self.order(table, where)
+        return self.build(  # type: ignore[no-any-return]
+            where,
+            lambda: Source(
+                name=name,
+                samples=samples,
+                weight=parts["weight"],
+                count=count,
+                repeats=parts["repeats"],
+                tokens_per_sample=tokens,
+                order=order,
+                wrap="reshuffle" if wrap is None else wrap,
+                max_passes=parts["max_passes"],
+            ),
+        )
+
+    def exact(self, table: dict[str, Any], key: str, where: str) -> int | str | None:
+        """A weight, repeat count or budget: a whole number, or a string such as ``'0.3'``
+        or ``'1/3'`` (a TOML float is refused: its binary value is not the number written)."""
+        value = table.get(key)
+        if isinstance(value, float):
+            raise self.fail(
+                f"{where}.{key}",
+                f"got the float {shown_value(value)}, which is not exact; write it as a string "
+                f'({key} = "{value}") or a whole number',
+            )
+        if (
+            value is None
+            or isinstance(value, str)
+            or (isinstance(value, int) and not isinstance(value, bool))
+        ):
+            return value
+        raise self.fail(
+            f"{where}.{key}",
+            f"expected a whole number or a string such as '0.3' or '1/3', got {_kind(value)} "
+            f"{shown_value(value)}",
         )
 
     def order(self, table: dict[str, Any], where: str) -> Order | None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from typing import Any
 
 import attrs
 
 try:
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import assume, given, settings, strategies as st
     from hypothesis.errors import ResolutionFailed
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError(
@@ -25,10 +26,12 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 
 from .checkpoint import Checkpoint, LedgerEntry, TakenUp
 from .diagnostics import CODES, Diagnostic
-from .errors import DurationsError, GeometryError, ScheduleError
+from .errors import DurationsError, GeometryError, MixtureError, ScheduleError
 from .fit import DataPolicy, FitCall, ResumeMode, RunConfig
+from .interleave import Interleave
 from .intervals import At, AtCallEnds, Events, Every
 from .loader import Loader
+from .mixture import Mixture, Source, SourceReads, StopRule, Wrap
 from .order import Order
 from .planner import plan
 from .plans import Plan, SampleRange, Segment
@@ -48,6 +51,7 @@ __all__ = [
     "expected_steps",
     "fit_calls",
     "loaders",
+    "mixtures",
     "orders",
     "plans",
     "progresses",
@@ -100,6 +104,7 @@ def loaders(
     names: Sequence[str | None] = (None,),
     max_world_size: int = 1,
     ordered: bool | None = None,
+    mixed: bool | None = None,
 ) -> st.SearchStrategy[Loader]:
     """Valid ``Loader`` geometries, small by default so a trainer can run them.
 
@@ -107,9 +112,12 @@ def loaders(
     ``max_world_size`` above 1, some loaders are data-parallel (``Loader.sharded``): up to
     that many ranks, micro-batches up to ``max_batch_size``, accumulation up to 3, any padding.
     ``ordered`` forces a sized loader to have an :class:`~durations.Order` (:func:`orders`)
-    or to have none (``None``: either; a stream has none).
+    or to have none (``None``: either; a stream has none). ``mixed`` forces the loader to
+    read a :class:`~durations.Mixture` (:func:`mixtures`; its sources then carry the
+    orders) or a single data set (``None``: either).
     """
     _check_flag("ordered", ordered)
+    _check_flag("mixed", mixed)
     if ordered and sized is False:
         raise ValueError(
             "ordered=True with sized=False: a stream of unknown length has no epochs to order"
@@ -129,6 +137,8 @@ def loaders(
         has_tokens = draw(st.booleans()) if tokens is None else tokens
         per_sample = draw(st.integers(1, 8)) if has_tokens else None
         name = draw(st.sampled_from(list(names)))
+        if draw(st.booleans()) if mixed is None else mixed:
+            return _mixed(draw, is_sized, batch, has_tokens, name, max_world_size, max_samples)
         order = None
         if samples is not None and (draw(st.booleans()) if ordered is None else ordered):
             order = draw(orders())
@@ -172,6 +182,129 @@ def _sharded(
         return build(padding=padding, drop_last=draw(st.booleans()))
     except GeometryError:
         return build()
+
+
+def _mixed(
+    draw: st.DrawFn,
+    sized: bool,
+    micro: int,
+    tokens: bool,
+    name: str | None,
+    max_world_size: int,
+    max_samples: int,
+) -> Loader:
+    """A loader of a drawn mixture: sized unless ``sized`` is false, every source of one
+    sample length when ``tokens``."""
+    mixture = draw(mixtures(sized=sized, tokens=tokens, max_samples=max_samples))
+    if max_world_size > 1 and draw(st.booleans()):
+        build = functools.partial(
+            Loader.mixing,
+            mixture,
+            world_size=draw(st.integers(1, max_world_size)),
+            device_batch_size=micro,
+            accumulation=draw(st.integers(1, 3)),
+            name=name,
+        )
+        padding = draw(st.sampled_from([p.value for p in Padding]))
+        try:
+            return build(padding=padding, drop_last=draw(st.booleans()))
+        except GeometryError:
+            return build()
+    epoch = mixture.epoch_samples
+    drop_last = epoch is not None and epoch >= micro and draw(st.booleans())
+    return Loader.mixing(mixture, batch_size=micro, drop_last=drop_last, name=name)
+
+
+#: Names the drawn sources take.
+_SOURCE_NAMES = ("web", "code", "math", "books", "wiki")
+
+
+def mixtures(
+    *,
+    max_sources: int = 3,
+    max_samples: int = 40,
+    sized: bool | None = None,
+    tokens: bool | None = None,
+    ordered: bool | None = None,
+) -> st.SearchStrategy[Mixture]:
+    """Valid mixtures (``docs/mixtures.md``) of up to ``max_sources`` small sources, their
+    parts given as shares (in samples, or in tokens), counts or repeats, any stop rule. With
+    ``sized`` the mixture has epochs (``False``: it never stops; ``None``: either); with
+    ``tokens`` every source has one known sample length (``False``: none has one); with
+    ``ordered`` every source has an order (``False``: none).
+    """
+    _check_int("max_sources", max_sources, minimum=1)
+    _check_int("max_samples", max_samples, minimum=1)
+    for flag, value in (("sized", sized), ("tokens", tokens), ("ordered", ordered)):
+        _check_flag(flag, value)
+    max_sources = min(max_sources, len(_SOURCE_NAMES))
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Mixture:
+        count = draw(st.integers(1, max_sources))
+        kind = draw(st.sampled_from(["weight", "count", "repeats"]))
+        if sized is False:
+            kind = "weight"
+        length = draw(st.integers(1, 8)) if tokens else None
+        has_tokens = draw(st.booleans()) if tokens is None else tokens
+        sources = []
+        for source_name in _SOURCE_NAMES[:count]:
+            samples = draw(st.integers(1, max_samples))
+            part: dict[str, Any] = {}
+            if kind == "weight":
+                part["weight"] = draw(st.fractions(Fraction(1, 4), 8).filter(lambda w: w > 0))
+            elif kind == "count":
+                part["count"] = draw(st.integers(1, 2 * max_samples))
+            else:
+                part["repeats"] = Fraction(draw(st.integers(1, 2 * samples)), samples)
+            per_sample = (
+                length if length is not None else (draw(st.integers(1, 8)) if has_tokens else None)
+            )
+            order = None
+            if draw(st.booleans()) if ordered is None else ordered:
+                order = draw(orders())
+            budget = draw(st.none() | st.integers(1, 6).map(Fraction))
+            sources.append(
+                Source(
+                    name=source_name,
+                    samples=samples,
+                    tokens_per_sample=per_sample,
+                    order=order,
+                    wrap=draw(st.sampled_from(list(Wrap))),
+                    max_passes=budget,
+                    **part,
+                )
+            )
+        unit = Unit.SP
+        if kind == "weight" and all(s.tokens_per_sample for s in sources) and draw(st.booleans()):
+            unit = Unit.TOK
+        stop = None
+        if kind == "weight":
+            rules = [StopRule.NEVER] if sized is False else list(StopRule)
+            if sized:
+                rules.remove(StopRule.NEVER)
+            stop = draw(st.sampled_from(rules))
+        restart = draw(st.frozensets(st.sampled_from([s.name for s in sources])))
+        try:
+            return Mixture(sources=sources, unit=unit, stop=stop, restart=restart)
+        except MixtureError:  # a source rounded to nothing, or a period too long: refused
+            assume(False)
+            raise  # pragma: no cover - assume raises
+
+    return build()
+
+
+def _source_reads(draw: st.DrawFn) -> SourceReads:
+    samples = draw(st.integers(1, 50))
+    start = draw(st.integers(0, 200))
+    return SourceReads(
+        name=draw(st.sampled_from(_SOURCE_NAMES)),
+        samples=samples,
+        start=start,
+        stop=start + draw(st.integers(0, 200)),
+        repeated=draw(st.integers(0, 10)),
+        tokens_per_sample=draw(st.none() | st.integers(1, 8)),
+    )
 
 
 _loaders = loaders  # fit_calls' own ``loaders`` argument shadows the strategy
@@ -534,7 +667,11 @@ _STRATEGIES: dict[type, Callable[[], st.SearchStrategy[Any]]] = {
     FitCall: fit_calls,
     Landmark: _landmarks,
     LedgerEntry: lambda: _segments().map(lambda segment: segment.entry),
+    Interleave: lambda: st.lists(st.integers(1, 9), min_size=1, max_size=4).map(
+        lambda weights: Interleave.of(*weights)
+    ),
     Loader: loaders,
+    Mixture: mixtures,
     Order: orders,
     Plan: plans,
     Progress: progresses,
@@ -545,6 +682,8 @@ _STRATEGIES: dict[type, Callable[[], st.SearchStrategy[Any]]] = {
     Schedule: _schedules,
     Segment: _segments,
     Sharding: _shardings,
+    Source: lambda: mixtures().flatmap(lambda mixture: st.sampled_from(mixture.sources)),
+    SourceReads: st.composite(_source_reads),
     TailRange: _tail_ranges,
     TakenUp: lambda: st.builds(
         TakenUp, st.sampled_from([ResumeMode.EXTEND, ResumeMode.WEIGHTS]), st.integers(0, 10**6)

@@ -122,7 +122,7 @@ def _broken(edit: str) -> dict[str, Any]:
 
 # (edit applied to the golden checkpoint, the place named, the reason)
 MALFORMED = [
-    ("d['format'] = 6", "format", "format 6 is newer than this version of durations reads"),
+    ("d['format'] = 7", "format", "format 7 is newer than this version of durations reads"),
     ("d['format'] = 4", "taken_up", "missing"),  # format 4 records how the run was taken up
     (
         "d['ledger'][0]['loader']['sharding']['padding'] = 'pad'",

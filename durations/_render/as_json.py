@@ -10,7 +10,7 @@ from .._grammar import format_number
 from .._timeline import Timeline
 from ..checkpoint import _progress_to_dict
 from ..intervals import Events
-from ..plans import Plan, SampleRange
+from ..plans import Plan, SampleRange, Segment
 from ..schedules import ResolvedSchedule, Value
 from .schedule import boundary_text, clock_at, interval_text
 
@@ -71,6 +71,29 @@ def _range_json(r: SampleRange | None) -> dict[str, int] | None:
     return None if r is None else {"epoch": r.epoch, "start": r.start, "stop": r.stop}
 
 
+def _sources_json(segment: Segment) -> list[dict[str, Any]]:
+    """What a call reads of each source of its mixture; exact numbers as strings."""
+    if segment.loader.mixture is None:
+        return []
+    asked = segment.loader.mixture.interleave.weights
+    total = sum(r.read + r.repeated for r in segment.sources)
+    return [
+        {
+            "name": r.name,
+            "samples_per_pass": r.samples,
+            "start": r.start,
+            "stop": r.stop,
+            "read": r.read,
+            "repeated": r.repeated,
+            "passes": str(r.passes),
+            "tokens": r.tokens,
+            "share": str(Fraction(r.read + r.repeated, total)) if total else "0",
+            "requested": str(weight),
+        }
+        for r, weight in zip(segment.sources, asked, strict=True)
+    ]
+
+
 def plan_json(plan: Plan) -> dict[str, Any]:
     return {
         "config": {
@@ -111,9 +134,11 @@ def plan_json(plan: Plan) -> dict[str, Any]:
                     for t in s.tails
                 ],
                 "stop_at_runtime": s.stop_at_runtime,
+                "sources": _sources_json(s),
             }
             for s in plan.segments
         ],
+        "cursors": plan.cursors_at(plan.total_steps),
         "diagnostics": [
             {"code": d.code, "severity": d.severity.value, "message": d.message, "call": d.call}
             for d in plan.diagnostics

@@ -9,6 +9,7 @@ from fractions import Fraction
 from .._grammar import format_number
 from ..diagnostics import Diagnostic
 from ..loader import Loader
+from ..mixture import read_span
 from ..plans import Action, Plan, SampleRange, Segment
 from ..progress import Progress
 from ._text import LINE_WIDTH, aligned, clip, edges, elide, number, position
@@ -38,11 +39,46 @@ def plan_text(plan: Plan) -> str:
     lines.append(f"total: {number(plan.total_steps)} steps · ends at {position(plan.stop)}")
     lines.append("")
     lines.extend(timeline(plan))
+    lines.extend(_sources(plan))
     if plan.diagnostics:
         lines.append("")
         lines.append("diagnostics:")
         lines.extend(f"  {line}" for line in _diagnostics(plan.diagnostics))
     return "\n".join(lines) + "\n"
+
+
+def _sources(plan: Plan) -> list[str]:
+    """What each call reading a mixture reads of each source: samples, the share they make
+    of the call against the share asked, passes, the cursor it leaves, and the positions."""
+    mixed = [s for s in plan.segments if s.sources and not s.failed]
+    if not mixed:
+        return []
+    rows = [["call", "source", "samples", "share", "asked", "passes", "cursor", "tokens", "reads"]]
+    for segment in mixed:
+        assert segment.loader.mixture is not None
+        asked = segment.loader.mixture.interleave.weights
+        total = sum(r.read + r.repeated for r in segment.sources)
+        for reads, weight in zip(segment.sources, asked, strict=True):
+            share = Fraction(reads.read + reads.repeated, total) if total else Fraction(0)
+            rows.append(
+                [
+                    clip(segment.name),
+                    clip(reads.name),
+                    number(reads.read + reads.repeated),
+                    _share(share),
+                    _share(weight),
+                    format_number(reads.passes),
+                    number(reads.stop),
+                    "?" if reads.tokens is None else number(reads.tokens),
+                    "-" if not reads.read else read_span(reads.start, reads.stop, reads.samples),
+                ]
+            )
+    return ["", "sources:", *aligned(rows, frozenset({2, 3, 4, 5, 6, 7}))]
+
+
+def _share(value: Fraction) -> str:
+    """A share to three decimals (the exact value is in --json)."""
+    return f"{float(value):.3f}"
 
 
 def _diagnostics(diagnostics: Sequence[Diagnostic]) -> list[str]:

@@ -70,6 +70,8 @@ def _positive(field: str, value: object) -> Fraction | None:
     if value is None:
         return None
     if isinstance(value, str):
+        if value.strip().startswith("-"):
+            raise MixtureError(field, f"{shown_value(value)} is negative; expected a number > 0")
         try:
             number = parse_factor(value)
         except NumberError as error:
@@ -510,12 +512,14 @@ class SourceReads:
 
 
 def read_span(start: int, stop: int, samples: int) -> str:
-    """Reads ``[start, stop)`` (``start < stop``) of a source of ``samples`` as positions of
+    """Reads ``[start, stop)`` of a source of ``samples`` as positions of
     its passes: ``positions 600-999 of pass 0 and 0-499 of pass 1``, ``all of passes 0-1``.
 
     >>> read_span(0, 2000, 1000), read_span(500, 2100, 1000)
     ('all of passes 0-1', 'positions 500-999 of pass 0, all of pass 1, and 0-99 of pass 2')
     """
+    if stop <= start:
+        return "no position"
     first_pass, first = divmod(start, samples)
     last_pass, last = divmod(stop - 1, samples)
     whole_from = first_pass if first == 0 else first_pass + 1

@@ -896,7 +896,7 @@ def _say_budget(here: _Call, loader: Loader, reads: tuple[SourceReads, ...]) -> 
     assert mixture is not None
     for source, reads_of in zip(mixture.sources, reads, strict=True):
         budget = source.max_passes
-        if budget is None or reads_of.stop <= budget * source.samples:
+        if budget is None or reads_of.stop <= budget * source.samples or not reads_of.read:
             continue
         here.say(
             "source-budget-exceeded",

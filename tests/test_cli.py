@@ -13,8 +13,9 @@ import attrs
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from durations import FitCall, RunConfig, plan
+from durations import FitCall, Loader, RunConfig, plan
 from durations.scenario import Scenario
+from durations.testing import scenarios
 
 from .strategies import scripts
 
@@ -53,6 +54,9 @@ EXAMPLE_RUNS = [
     ("finished.toml", 0, 0, "info    run-complete"),
     # 101 samples on 2 ranks: 6 steps an epoch of 102 positions, sample 0 read twice each.
     ("elastic-ddp.toml", 0, 12, "samples 0-0 read again in each of epochs 0-1"),
+    # Annealing reads code and math 1:1 for 8,000 samples: 4,000 of math, whose cursor goes
+    # on from 5,000 (pretraining's epoch ends as math, the smallest, is read once) to 9,000.
+    ("mixture.toml", 0, 907, "anneal    math      4,000  0.500  0.500     0.8   9,000"),
 ]
 
 
@@ -229,6 +233,77 @@ def test_extend_asks_for_on_extend(tmp_path: Path) -> None:
     assert "  cosine  stop:pretrain    200ba  3,940ba  3ep" in result.stdout
 
 
+def _mixture_toml(name: str, loader: Loader) -> list[str]:
+    """A mixture loader's tables, as docs/scenario-files.md writes them."""
+    mixture = loader.mixture
+    assert mixture is not None
+    lines = [f"[loaders.{name}]", f"drop_last = {str(loader.drop_last).lower()}"]
+    lines.append(f'unit = "{mixture.unit.value}"')
+    lines.append(f"restart = {sorted(mixture.restart)!r}".replace("'", '"'))
+    if mixture.stop is not None:
+        lines.append(f'stop = "{mixture.stop.value}"')
+    if loader.sharding is None:
+        lines.append(f"batch_size = {loader.batch_size}")
+    else:
+        sharding = loader.sharding
+        lines += [
+            f"world_size = {sharding.world_size}",
+            f"device_batch_size = {sharding.device_batch_size}",
+            f"accumulation = {sharding.accumulation}",
+            f'padding = "{sharding.padding.value}"',
+        ]
+    for source in mixture.sources:
+        lines += [f"[loaders.{name}.sources.{source.name}]", f"samples = {source.samples}"]
+        lines.append(
+            f'{source.kind} = "{source.part}"'
+            if source.kind != "count"
+            else f"count = {source.count}"
+        )
+        if source.tokens_per_sample is not None:
+            lines.append(f"tokens_per_sample = {source.tokens_per_sample}")
+        if source.order is not None:
+            lines.append(f'order = "{"shuffled" if source.order.shuffle else "sequential"}"')
+            if source.order.shuffle:
+                lines.append(f"seed = {source.order.seed}")
+        lines.append(f'wrap = "{source.wrap.value}"')
+        if source.max_passes is not None:
+            lines.append(f'max_passes = "{source.max_passes}"')
+    return lines
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    scenarios(max_calls=3, units=("ba", "sp", "ep", "tok", "dur"), max_world_size=3, mixed=True),
+    st.data(),
+)
+def test_json_matches_the_api_on_generated_mixtures(
+    tmp_path_factory: pytest.TempPathFactory, scenario: Scenario, data: st.DataObject
+) -> None:
+    """Mixture loaders written as scenario tables plan as the API does, source by source."""
+    config, calls = scenario.config, scenario.calls
+    _json_matches_the_api(tmp_path_factory, config, calls)
+    text = "\n".join(
+        ["[run]", f'max_duration = "{config.max_duration}"']
+        + [
+            line
+            for c in {c.loader.name: c for c in calls}.values()
+            for line in _mixture_toml(str(c.loader.name), c.loader)
+        ]
+    )
+    parsed = Scenario.from_toml(text + "\n" + "\n".join(_fit_toml(c) for c in calls))
+    assert parsed.calls == calls
+
+
+def _fit_toml(call: FitCall) -> str:
+    lines = ["[[fit]]", f'loader = "{call.loader.name}"']
+    if call.duration is not None:
+        lines.append(f'duration = "{call.duration}"')
+    if call.until is not None:
+        lines.append(f'until = "{call.until}"')
+    lines.append(f"reset_time = {str(call.reset_time).lower()}")
+    return "\n".join(lines)
+
+
 @settings(max_examples=15, deadline=None)
 @given(scripts(max_calls=3), st.data())
 def test_json_matches_the_api_on_generated_scenarios(
@@ -238,9 +313,18 @@ def test_json_matches_the_api_on_generated_scenarios(
 ) -> None:
     """For generated scripts written as TOML, --json agrees with plan() step for step."""
     config, calls = script
+    _json_matches_the_api(tmp_path_factory, config, calls)
+
+
+def _json_matches_the_api(
+    tmp_path_factory: pytest.TempPathFactory, config: RunConfig, calls: tuple[FitCall, ...]
+) -> None:
     loaders = {c.loader.name: c.loader for c in calls}
     lines = ["[run]", f'max_duration = "{config.max_duration}"']
     for name, loader in loaders.items():
+        if loader.mixture is not None:
+            lines += _mixture_toml(str(name), loader)
+            continue
         lines += [f"[loaders.{name}]", f"samples = {loader.samples}"]
         lines += [f"drop_last = {str(loader.drop_last).lower()}"]
         lines += [f"tokens_per_sample = {loader.tokens_per_sample}"]
@@ -272,6 +356,10 @@ def test_json_matches_the_api_on_generated_scenarios(
         s.stop.batch for s in expected.segments
     ]
     assert [d["code"] for d in out["diagnostics"]] == [d.code for d in expected.diagnostics]
+    assert [[r["stop"] for r in s["sources"]] for s in out["segments"]] == [
+        [r.stop for r in s.sources] for s in expected.segments
+    ]
+    assert out["cursors"] == expected.cursors_at(expected.total_steps)
 
 
 def test_resume_from_every_step() -> None:

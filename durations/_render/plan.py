@@ -67,13 +67,19 @@ def _sources(plan: Plan) -> list[str]:
                     number(reads.read + reads.repeated),
                     _share(share),
                     _share(weight),
-                    format_number(reads.passes),
+                    _passes(reads.passes),
                     number(reads.stop),
                     "?" if reads.tokens is None else number(reads.tokens),
                     "-" if not reads.read else read_span(reads.start, reads.stop, reads.samples),
                 ]
             )
     return ["", "sources:", *aligned(rows, frozenset({2, 3, 4, 5, 6, 7}))]
+
+
+def _passes(value: Fraction) -> str:
+    """Passes exactly when short (``0.75``, ``2``), else to three decimals (``~0.750``)."""
+    text = format_number(value)
+    return text if len(text) <= 6 and "/" not in text else f"~{float(value):.3f}"
 
 
 def _share(value: Fraction) -> str:

@@ -378,6 +378,45 @@ class Mixture:
         lengths = {source.tokens_per_sample for source in self.sources}
         return lengths.pop() if len(lengths) == 1 else None
 
+    @property
+    def offsets(self) -> tuple[int, ...]:
+        """Where each source starts in the concatenation of the sources' samples, in the
+        mixture's order (``torch.utils.data.ConcatDataset(sources)``): source ``j``'s index
+        ``i`` is index ``offsets[j] + i`` of it. Its length is :attr:`size`."""
+        starts, total = [], 0
+        for source in self.sources:
+            starts.append(total)
+            total += source.samples
+        return tuple(starts)
+
+    @property
+    def size(self) -> int:
+        """The samples of all sources, one pass each: the length of their concatenation."""
+        return sum(source.samples for source in self.sources)
+
+    def read_at(self, base: Mapping[str, int], position: int) -> tuple[int, int]:
+        """The source (by its place in the mixture) and read number that ``position`` of a
+        mixture epoch reads, given each source's cursor ``base`` when the epoch began (rule
+        20): source ``s(p)`` of the interleave, its read ``base + c(p)``. A position past the
+        epoch's end (a data-parallel loader's padding) reads position ``p mod N`` again.
+
+        >>> mix = Mixture(sources=(Source(name="a", samples=4, weight=1),
+        ...                        Source(name="b", samples=4, weight=1)), stop="never")
+        >>> [mix.read_at({"a": 2, "b": 0}, p) for p in range(4)]
+        [(0, 2), (1, 0), (0, 3), (1, 1)]
+        """
+        end = self.epoch_samples
+        if end is not None and position >= end:
+            position %= end
+        j = self.interleave.source(position)
+        return j, base.get(self.sources[j].name, 0) + self.interleave.counts(position)[j]
+
+    def index_at(self, base: Mapping[str, int], position: int) -> int:
+        """The index of the sources' concatenation (:attr:`offsets`) that ``position`` of a
+        mixture epoch reads, given the cursors ``base`` when the epoch began."""
+        j, read = self.read_at(base, position)
+        return self.offsets[j] + self.sources[j].index(read)
+
     def source(self, name: str) -> Source:
         """The source called ``name``."""
         for source in self.sources:

@@ -48,7 +48,7 @@ from .errors import GeometryError, counted, shown_value
 from .sharding import sample_at
 
 if TYPE_CHECKING:
-    from .plans import Plan
+    from .plans import Plan, Segment
 
 __all__ = ["MAX_SAMPLES", "MULTIPLIERS", "ROUNDS", "Order", "Permutation", "mix64", "step_indices"]
 
@@ -216,6 +216,11 @@ def step_indices(plan: Plan, step: int, *, order: Order | None = None, rank: int
     >>> run = plan(RunConfig(max_duration="1ep"), [FitCall(loader=job)])
     >>> [step_indices(run, 3, order=Order.sequential(), rank=r) for r in (0, 1)]
     [[8, 10], [9, 0]]
+
+    A loader that reads a :class:`~durations.Mixture` (``order`` not given) names indices of
+    the concatenation of its sources in the mixture's order (``Mixture.offsets``): position
+    ``p`` of a mixture epoch reads ``Mixture.index_at(base, p)``, ``base`` the sources'
+    cursors when the epoch began (rule 20).
     """
     segment = plan.segment_at(step)
     if segment is None:
@@ -223,6 +228,8 @@ def step_indices(plan: Plan, step: int, *, order: Order | None = None, rank: int
             "step", f"expected a step from 1 to {plan.total_steps}, got {shown_value(step)}"
         )
     loader = segment.loader
+    if loader.mixture is not None and order is None:
+        return _mixture_step(plan, segment, step, rank)
     if loader.samples is None:
         raise GeometryError("samples", "a stream of unknown length has no epoch to order")
     if order is None:
@@ -245,4 +252,30 @@ def step_indices(plan: Plan, step: int, *, order: Order | None = None, rank: int
     return [
         places[sample_at(q, loader.samples)]
         for q in range(position + offset, position + size, world)
+    ]
+
+
+def _mixture_step(plan: Plan, segment: Segment, step: int, rank: int) -> list[int]:
+    """``step_indices`` of a step reading a mixture: positions dealt as any loader's, each
+    read through the mixture from the cursors its epoch began with."""
+    from ._mixing import advance, epoch_start  # the accounting imports the loader, which this
+
+    loader = segment.loader
+    mixture = loader.mixture
+    assert mixture is not None
+    _whole("rank", rank, below=loader.world_size)
+    at = segment.start.advance(loader, step - 1 - segment.start_step)
+    cursors = advance(loader, dict(segment.cursors), segment.start, at)[0]
+    here = at.normalized(loader)
+    base = epoch_start(loader, cursors, here)
+    begun = segment.start.normalized(loader)
+    first = begun.sample_in_epoch if begun.epoch == here.epoch else 0
+    position = here.sample_in_epoch
+    size = loader.batch_size
+    if loader.samples is not None:
+        size = min(size, loader.samples_left_in_epoch(position))
+    world = loader.world_size
+    offset = (rank - (position - first)) % world
+    return [
+        mixture.index_at(base, q) for q in range(position + offset, position + size, world)
     ]

@@ -521,3 +521,40 @@ def test_checkpoint_round_trip_and_format() -> None:
 
     with pytest.raises(CheckpointFormatError, match="records where each of its sources stands"):
         Checkpoint.from_dict(data)
+
+
+@settings(max_examples=80, deadline=None)
+@given(mixed_scripts())
+def test_step_indices_read_each_source_s_next_samples(
+    script: tuple[RunConfig, tuple[FitCall, ...]],
+) -> None:
+    """Every step's indices, over all ranks, are the sources' next samples in position order
+    (a position past the epoch's end reads its wrapped position's sample again), as indices
+    of the concatenation of the mixture's sources: the order the samplers produce (rule 20)."""
+    from durations.order import step_indices
+
+    config, calls = script
+    p = plan(config, calls)
+    cursors: dict[str, int] = {}
+    by_position: dict[tuple[int, int], int] = {}  # what each position of an epoch read
+    for segment in p.segments:
+        mixture = segment.loader.mixture
+        if mixture is None or segment.failed or not segment.steps:
+            continue
+        cursors.update(dict(segment.cursors))
+        end = mixture.epoch_samples
+        for k, reads in enumerate(segment.reads(), start=segment.start_step + 1):
+            expected = []
+            for q in range(reads.start, reads.stop):
+                if end is None or q < end:
+                    j = mixture.interleave.source(q)
+                    source = mixture.sources[j]
+                    index = mixture.offsets[j] + source.index(cursors.get(source.name, 0))
+                    cursors[source.name] = cursors.get(source.name, 0) + 1
+                    by_position[reads.epoch, q] = index
+                else:
+                    index = by_position[reads.epoch, q % end]
+                expected.append(index)
+            ranks = range(segment.loader.world_size)
+            got = [i for r in ranks for i in step_indices(p, k, rank=r)]
+            assert sorted(got) == sorted(expected), k

@@ -276,6 +276,4 @@ def _mixture_step(plan: Plan, segment: Segment, step: int, rank: int) -> list[in
         size = min(size, loader.samples_left_in_epoch(position))
     world = loader.world_size
     offset = (rank - (position - first)) % world
-    return [
-        mixture.index_at(base, q) for q in range(position + offset, position + size, world)
-    ]
+    return [mixture.index_at(base, q) for q in range(position + offset, position + size, world)]

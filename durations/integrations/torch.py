@@ -23,8 +23,11 @@ import operator
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from .. import _mixing
 from ..errors import counted, shown_value
+from ..interleave import _table
 from ..loader import Loader
+from ..mixture import Mixture, Wrap
 from ..order import MAX_SAMPLES, MULTIPLIERS, PRIME, Order, Permutation
 from ..plans import Plan, Segment
 from ..progress import Progress
@@ -157,6 +160,14 @@ class OrderSampler:
     start inside an epoch yields only its rest), and :meth:`set_epoch` is ignored: a framework's
     epoch counter (Lightning's starts again with every ``Trainer``) is not the lifetime epoch
     the order is keyed by, and the sampler goes on to the next epoch by itself.
+
+    A loader that reads a :class:`~durations.Mixture` (``Loader.mixing``) is given with
+    ``order=None``: the sampler then yields indices of the concatenation of the mixture's
+    sources in its order (``ConcatDataset(sources)``, ``Mixture.offsets``), each position
+    reading its source's next sample (semantics.md rule 20). Where each source stands is the
+    plan's: start it with :meth:`start_at` a plan or a segment (a position alone does not say
+    it), and it carries every source's cursor from epoch to epoch itself (``set_epoch`` is
+    ignored). A mixture that never ends its epoch is not read by these samplers yet.
     """
 
     #: Positions worked out per chunk while iterating.
@@ -164,7 +175,7 @@ class OrderSampler:
 
     def __init__(
         self,
-        order: Order,
+        order: Order | None,
         loader: Loader,
         *,
         rank: int,
@@ -177,13 +188,24 @@ class OrderSampler:
             )
         #: As the integrations hand it to a framework (class docs).
         self.for_framework = for_framework
-        if not isinstance(order, Order):
-            raise IntegrationError(f"order={shown_value(order)}: expected a durations.Order")
         if not isinstance(loader, Loader) or loader.samples is None:
             raise IntegrationError(
                 f"loader={shown_value(loader)}: expected a sized durations.Loader (the plan's "
-                "loader, Loader.sharded(...) for a data-parallel job)"
+                "loader, Loader.sharded(...) for a data-parallel job, Loader.mixing(...) for a "
+                "mixture that ends its epochs)"
             )
+        #: The mixture the loader reads, when it reads one (class docs).
+        self.mixture: Mixture | None = loader.mixture
+        self._base: dict[str, int] = {}  # each source's cursor when the epoch began
+        if self.mixture is not None:
+            if order is not None:
+                raise IntegrationError(
+                    f"order={shown_value(order)} but the loader {shown_value(loader.name)} "
+                    "reads a mixture, whose sources carry their orders: pass order=None"
+                )
+            order = Order.sequential()  # the positions' own order; the mixture maps them
+        if not isinstance(order, Order):
+            raise IntegrationError(f"order={shown_value(order)}: expected a durations.Order")
         if loader.order is not None and loader.order != order:
             raise IntegrationError(
                 f"order={order} but the loader {shown_value(loader.name)} is read {loader.order} "
@@ -212,8 +234,8 @@ class OrderSampler:
         their own counter, also right after a resume, which must not undo the position set by
         :meth:`start_at` or a loaded state."""
         _epoch(epoch)
-        if self.for_framework:
-            return  # the framework's own counter (class docs)
+        if self.for_framework or self.mixture is not None:
+            return  # the framework's own counter; a mixture's cursors follow its own (class docs)
         if epoch not in (self.epoch, self._ended):
             self._ended = None  # an epoch chosen on purpose: none is just behind it any more
             self._begin(epoch, 0)
@@ -225,8 +247,7 @@ class OrderSampler:
         ``sample_in_epoch``). The rest of that epoch is evened for this sampler's ranks; a
         position with no step left in the epoch starts the next one."""
         if isinstance(where, Segment):
-            here = where.start.normalized(where.loader)
-            self._begin(here.epoch, here.sample_in_epoch)
+            self._start_segment(where)
         elif isinstance(where, Plan):
             segment = next(
                 (
@@ -241,9 +262,13 @@ class OrderSampler:
                     f"the plan has no step to take on this sampler's loader "
                     f"{shown_value(self.loader.name)}: nothing to read from it"
                 )
-            here = segment.start.normalized(segment.loader)
-            self._begin(here.epoch, here.sample_in_epoch)
+            self._start_segment(segment)
         elif isinstance(where, Progress):
+            if self.mixture is not None:
+                raise IntegrationError(
+                    "a position alone does not say where each source of the mixture stands: "
+                    "start the sampler at the plan, or at one of its segments"
+                )
             self._begin(where.epoch, where.sample_in_epoch)
         else:
             raise IntegrationError(
@@ -251,11 +276,31 @@ class OrderSampler:
                 "checkpoint)), one of its segments, or a durations.Progress"
             )
 
+    def _start_segment(self, segment: Segment) -> None:
+        """Read from a call's first position, its sources' cursors the plan's there."""
+        here = segment.start.normalized(segment.loader)
+        if self.mixture is not None:
+            cursors = dict(segment.cursors)
+            self._base = _mixing.epoch_start(self.loader, cursors, here)
+        self._begin(here.epoch, here.sample_in_epoch)
+
     def _begin(self, epoch: int, position: int) -> None:
-        """Read epoch ``epoch`` from ``position``; past its last position, the next epoch."""
+        """Read epoch ``epoch`` from ``position``; past its last position, the next epoch (a
+        mixture's sources then go on from what that epoch read of them)."""
         if self.loader.samples_left_in_epoch(position) == 0:
+            if self.mixture is not None:
+                read = self.mixture.counts(min(position, self.samples))
+                names = self.mixture.names
+                self._base = {n: self._base.get(n, 0) + c for n, c in zip(names, read, strict=True)}
             self._ended, epoch, position = epoch, epoch + 1, 0
         self.epoch, self.start, self._read, self._unread = epoch, position, 0, iter(())
+
+    def _lookup(self, positions: Any) -> list[int]:
+        """The indices ``positions`` of the epoch being read read."""
+        if self.mixture is not None:
+            return _mixture_indices(self.mixture, self._base, positions)
+        order = self.order.epoch(samples=self.samples, epoch=self.epoch)
+        return _indices(order, self.samples, positions)
 
     def _rest(self) -> tuple[int, int]:
         """The epoch and position the next iteration starts at."""
@@ -283,15 +328,14 @@ class OrderSampler:
         :meth:`set_epoch` or once the last epoch was read to its end)."""
         epoch, position = self._rest()
         if (epoch, position) != (self.epoch, self.start):
-            self._begin(epoch, position)
+            self._begin(self.epoch, self.position)  # the next epoch once this one is read
         first = self.position + self.rank
         stop = self.start + self.loader.samples_left_in_epoch(self.start)
         self._read = (self.position - self.start) // self.world_size
         self._unread = iter(())
-        order = self.order.epoch(samples=self.samples, epoch=self.epoch)
         for low in range(first, stop, self.CHUNK * self.world_size):
             high = min(stop, low + self.CHUNK * self.world_size)
-            chunk = _indices(order, self.samples, range(low, high, self.world_size))
+            chunk = self._lookup(range(low, high, self.world_size))
             self._read += len(chunk)
             self._unread = iter(chunk)  # what of it is not yielded yet: position counts it
             yield from self._unread
@@ -302,12 +346,16 @@ class OrderSampler:
 
     def state_dict(self) -> dict[str, Any]:
         """The global position (``epoch``, ``position``), and what it is a position of."""
-        return {
+        state: dict[str, Any] = {
             "epoch": self.epoch,
             "position": self.position,
             "order": {"shuffle": self.order.shuffle, "seed": self.order.seed},
             "samples": self.samples,
         }
+        if self.mixture is not None:
+            state["mixture"] = self.mixture.to_dict()
+            state["cursors"] = dict(self._base)  # when the epoch began
+        return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Go on from a state saved by an ``OrderSampler`` on any number of ranks."""
@@ -327,6 +375,9 @@ class OrderSampler:
                 f"a data set of {shown_value(state.get('samples'))} samples (this one has "
                 f"{self.samples})"
             )
+        mixed = None if self.mixture is None else self.mixture.to_dict()
+        if state.get("mixture") != mixed:
+            differences.append("another mixture" if mixed else "a mixture")
         if differences:
             raise IntegrationError(
                 "the saved sampler state is of " + " and ".join(differences) + ": its position "
@@ -334,6 +385,17 @@ class OrderSampler:
                 "with, or start a new stream (another loader name, semantics.md rule 4)"
             )
         epoch, position = (_saved(state, name) for name in ("epoch", "position"))
+        if self.mixture is not None:
+            cursors = state.get("cursors")
+            if not isinstance(cursors, Mapping) or not all(
+                isinstance(cursors.get(n), int) and not isinstance(cursors.get(n), bool)
+                for n in self.mixture.names
+            ):
+                raise IntegrationError(
+                    f"the saved sampler state's cursors are {shown_value(cursors)}: expected "
+                    "each source's cursor when the epoch began"
+                )
+            self._base = {n: int(cursors[n]) for n in self.mixture.names}
         self._begin(epoch, position)
 
 
@@ -363,7 +425,7 @@ class DealtOrderSampler:
     #: Rounds of positions worked out per chunk while iterating.
     CHUNK_ROUNDS = 4_096
 
-    def __init__(self, order: Order, loader: Loader, *, epoch: int = 0) -> None:
+    def __init__(self, order: Order | None, loader: Loader, *, epoch: int = 0) -> None:
         # The checks of an OrderSampler (order, loader, epoch), and its positioning.
         self._place = OrderSampler(order, loader, rank=0, epoch=epoch)
         sharding = loader.sharding
@@ -374,7 +436,7 @@ class DealtOrderSampler:
                 "padding; a framework that deals whole micro-batches to its ranks reads whole "
                 "rounds of them: build it with Loader.sharded(..., padding='cycle')"
             )
-        self.order, self.loader, self.world_size = order, loader, world
+        self.order, self.loader, self.world_size = self._place.order, loader, world
         self.device_batch_size = 1 if sharding is None else sharding.device_batch_size
         self.samples: int = self._place.samples
         self._read = 0  # positions of whole rounds read since the start
@@ -410,16 +472,16 @@ class DealtOrderSampler:
         return samples
 
     def __iter__(self) -> Iterator[int]:
-        epoch, position = self._rest()
-        self._place._begin(epoch, position)
+        # The next epoch once this one is read (a mixture's cursors going on with it).
+        self._place._begin(self._place.epoch, self._place.start + self._read)
         self._read = 0
+        position = self._place.start
         stop = position + self.loader.samples_left_in_epoch(position)
-        order = self.order.epoch(samples=self.samples, epoch=epoch)
         world, device = self.world_size, self.device_batch_size
         size = self.CHUNK_ROUNDS * world * device
         for low in range(position, stop, size):
             high = min(stop, low + size)
-            chunk = _indices(order, self.samples, _dealt(low, high, world, device))
+            chunk = self._place._lookup(_dealt(low, high, world, device))
             for index, value in enumerate(chunk):
                 if index % (world * device) == 0:
                     self._read = low - position + index  # whole rounds yielded
@@ -444,6 +506,64 @@ def _dealt(low: int, high: int, world: int, device: int) -> Any:
     t = torch.arange(high - low, dtype=torch.int64)
     within = t % round_
     return low + (t - within) + within // device + world * (within % device)
+
+
+def _ranked(shares: tuple[int, ...]) -> tuple[Any, Any]:
+    """The interleave of ``shares`` as tensors: each period place's source, and how many of
+    that source's samples come before it in the period."""
+    import torch
+
+    sources, places = _table(shares)
+    rank = [0] * len(sources)
+    for mine in places:
+        for n, place in enumerate(mine):
+            rank[place] = n
+    return torch.tensor(list(sources), dtype=torch.int64), torch.tensor(rank, dtype=torch.int64)
+
+
+_RANKED: dict[tuple[int, ...], tuple[Any, Any]] = {}
+
+
+def _mixture_indices(mixture: Mixture, base: Mapping[str, int], positions: Any) -> list[int]:
+    """The indices of the sources' concatenation that ``positions`` of a mixture epoch read,
+    from the cursors ``base`` the epoch began with (``Mixture.index_at``, on tensors)."""
+    try:
+        import torch
+    except ImportError:  # the same, one position at a time
+        return [mixture.index_at(base, int(q)) for q in positions]
+    end = mixture.epoch_samples
+    assert end is not None  # the samplers read mixtures that end their epochs
+    if isinstance(positions, range):
+        q = torch.arange(positions.start, positions.stop, positions.step, dtype=torch.int64)
+    else:
+        q = torch.as_tensor(positions, dtype=torch.int64)
+    q = torch.where(q < end, q, (q - end) % end)
+    shares = mixture.interleave.shares
+    if shares not in _RANKED:
+        _RANKED.clear()  # one mixture at a time, as a call reads it
+        _RANKED[shares] = _ranked(shares)
+    table, rank = _RANKED[shares]
+    period = mixture.interleave.period
+    source = table[q % period]
+    share = torch.tensor(shares, dtype=torch.int64)
+    first = torch.tensor([base.get(name, 0) for name in mixture.names], dtype=torch.int64)
+    reads = first[source] + (q // period) * share[source] + rank[q % period]
+    out = torch.empty_like(q)
+    for j, (src, offset) in enumerate(zip(mixture.sources, mixture.offsets, strict=True)):
+        mine = source == j
+        if not bool(mine.any()):
+            continue
+        passes, place = reads[mine] // src.samples, reads[mine] % src.samples
+        index = place.clone()
+        if src.order is not None and src.order.shuffle:
+            for number in passes.unique().tolist():
+                same = passes == number
+                key = int(number) if src.wrap is Wrap.RESHUFFLE else 0
+                order = src.order.epoch(samples=src.samples, epoch=key)
+                assert isinstance(order, Permutation)
+                index[same] = _permuted(order, place[same])
+        out[mine] = offset + index
+    return out.tolist()  # type: ignore[no-any-return]
 
 
 def _epoch(epoch: object) -> int:

@@ -161,7 +161,8 @@ class _Callback:
             # uninterrupted script would hand them over in memory.
             _load_weights(model, start.weights_from)
         self._sampler = None
-        if start.segment.loader.order is not None:
+        loader = start.segment.loader
+        if loader.order is not None or loader.mixture is not None:
             args, kwargs = self._read_order(trainer, start.segment, args, kwargs)
         self._active = True
         self._resume_from = start.resume_from
@@ -191,25 +192,32 @@ class _Callback:
             )
 
         loader, order = segment.loader, segment.loader.order
-        assert order is not None
+        read = f"the order {order}" if loader.mixture is None else f"the mixture {loader.mixture}"
         if trainer._accelerator_connector.use_distributed_sampler:
             raise IntegrationError(
-                f"call {segment.name!r} reads its loader in the order {order}, which gives each "
+                f"call {segment.name!r} reads its loader in {read}, which gives each "
                 "rank its part; Lightning would shard it again with a DistributedSampler: use "
                 "pl.Trainer(use_distributed_sampler=False)"
             )
         given = args[0] if args else kwargs.get("train_dataloaders")
         if not isinstance(given, DataLoader):
             raise IntegrationError(
-                f"call {segment.name!r} reads its loader in the order {order}: pass its training "
+                f"call {segment.name!r} reads its loader in {read}: pass its training "
                 "DataLoader to callback.fit(trainer, model, loader), not "
                 f"{type(given).__name__}, so the callback can give it the order's sampler"
             )
         size = len(given.dataset) if hasattr(given.dataset, "__len__") else None  # type: ignore[arg-type, unused-ignore]
-        if size != loader.samples:
+        wanted = loader.samples if loader.mixture is None else loader.mixture.size
+        if size != wanted:
+            what = (
+                f"loader {loader.samples}"
+                if loader.mixture is None
+                else f"mixture's sources {wanted} together (a ConcatDataset of them, in the "
+                "mixture's order)"
+            )
             raise IntegrationError(
                 f"call {segment.name!r}: the training dataset has {size} samples, the plan's "
-                f"loader {loader.samples}; make them agree"
+                f"{what}; make them agree"
             )
         sampler = OrderSampler(order, loader, rank=trainer.global_rank, for_framework=True)
         sampler.start_at(segment)

@@ -170,7 +170,8 @@ class _Callback:
         if self.schedule is not None:
             _check_unused_scheduler_arguments(trainer.args, start.segment.name)
             self._supply_scheduler(trainer, start.segment.start.batch)
-        if start.segment.loader.order is not None:
+        loader = start.segment.loader
+        if loader.order is not None or loader.mixture is not None:
             self._supply_sampler(trainer, start.segment)
         self._active = True
         try:
@@ -188,10 +189,10 @@ class _Callback:
         from .torch import DealtOrderSampler
 
         loader, order = segment.loader, segment.loader.order
-        assert order is not None
+        read = f"the order {order}" if loader.mixture is None else f"the mixture {loader.mixture}"
         if not trainer.args.ignore_data_skip:
             raise IntegrationError(
-                f"call {segment.name!r} reads its loader in the order {order}, from the plan's "
+                f"call {segment.name!r} reads its loader in {read}, from the plan's "
                 "position, at any world size; Hugging Face would also skip the batches it "
                 "counts as read: set TrainingArguments(ignore_data_skip=True)"
             )
@@ -199,7 +200,7 @@ class _Callback:
         for option in ("split_batches", "dispatch_batches"):
             if getattr(config, option, None):
                 raise IntegrationError(
-                    f"call {segment.name!r} reads its loader in the order {order}, which each "
+                    f"call {segment.name!r} reads its loader in {read}, which each "
                     f"rank reads a micro-batch at a time; accelerate's {option}=True hands the "
                     "ranks other slices of it: leave it False (accelerator_config)"
                 )

@@ -104,19 +104,21 @@ def _draw(
     first = timeline_first(timeline)
     last = max(timeline.end, first + 1)
     rows = 1 + len(events)
-    figure = Figure(figsize=(11, 2.2 + 0.35 * rows + (2.6 if curve is not None else 0)))
+    shares = source_shares(plan)
+    heights = [0.6 + 0.35 * rows] + ([1.6] if shares else []) + ([2.6] if curve else [])
+    figure = Figure(figsize=(11, 1.6 + sum(heights)))
     FigureCanvasAgg(figure)
-    if curve is not None:
-        spans, factor = figure.subplots(
-            2, 1, sharex=True, gridspec_kw={"height_ratios": [0.6 + 0.35 * rows, 2.6]}
-        )
-    else:
-        spans, factor = figure.subplots(1, 1), None
+    panels = figure.subplots(
+        len(heights), 1, sharex=True, squeeze=False, gridspec_kw={"height_ratios": heights}
+    )[:, 0].tolist()
+    spans = panels.pop(0)
+    mixed = panels.pop(0) if shares else None
+    factor = panels.pop(0) if curve is not None else None
 
     _calls(spans, timeline, last - first)
     _events(spans, events)
     epochs = epoch_steps(timeline)
-    axes = [spans] if factor is None else [spans, factor]
+    axes = [axis for axis in (spans, mixed, factor) if axis is not None]
     if len(epochs) <= MAX_EPOCH_LINES:
         for step, epoch in epochs:
             for axis in axes:
@@ -150,15 +152,62 @@ def _draw(
     elif epochs:
         title += " · dotted: epoch boundaries"
     figure.suptitle(title, fontsize=10)
+    if mixed is not None:
+        _shares(mixed, shares)
     if factor is not None and curve is not None:
         # Rule S5: a stretched curve starts at the run clock's origin, but the steps the run
         # trained before this script did not train on it; they are not redrawn on it.
         _curve(factor, curve, since=max(curve.start, timeline.start))
         factor.set_xlim(first, last)
-    (factor or spans).set_xlabel("lifetime step (optimizer steps since the run started)")
-    (factor or spans).xaxis.set_major_formatter(_thousands())
+    bottom = axes[-1]
+    bottom.set_xlabel("lifetime step (optimizer steps since the run started)")
+    bottom.xaxis.set_major_formatter(_thousands())
     figure.tight_layout()
     figure.savefig(path, dpi=120, format=path.suffix.lower()[1:])  # SVG text stays text
+
+
+def source_shares(plan: Plan) -> list[tuple[int, int, dict[str, Fraction]]]:
+    """Each call that reads a mixture, as (first lifetime step, last, each source's share of
+    the samples it reads there): what the sources panel draws."""
+    out = []
+    for segment in plan.segments:
+        total = sum(r.read + r.repeated for r in segment.sources)
+        if segment.failed or not segment.steps or not total:
+            continue
+        first = plan.start.batch + segment.start_step
+        out.append(
+            (
+                first,
+                first + segment.steps,
+                {r.name: Fraction(r.read + r.repeated, total) for r in segment.sources},
+            )
+        )
+    return out
+
+
+def _shares(axis: Any, shares: list[tuple[int, int, dict[str, Fraction]]]) -> None:
+    """The share of each source over the run: stacked, call by call, one color a source."""
+    names = list(dict.fromkeys(name for _, _, parts in shares for name in parts))
+    colors = {name: f"C{i % 10}" for i, name in enumerate(names)}
+    labelled: set[str] = set()
+    for first, last, parts in shares:
+        bottom = 0.0
+        for name, share in parts.items():
+            axis.fill_between(
+                [first, last],
+                bottom,
+                bottom + float(share),
+                color=colors[name],
+                alpha=0.75,
+                linewidth=0,
+                label=None if name in labelled else name,
+            )
+            labelled.add(name)
+            bottom += float(share)
+    axis.set_ylim(0, 1)
+    axis.set_ylabel("source share", fontsize=8)
+    axis.spines[["top", "right"]].set_visible(False)
+    axis.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
 
 
 def _thousands() -> Any:

@@ -883,7 +883,8 @@ def mutate_lines(data: bytes, rng: random.Random) -> bytes | None:
 _JSON_TOKENS = (
     b"{", b"}", b"[", b"]", b"null", b"true", b"false", b"1e999", b"-1", b"NaN", b"Infinity",
     b'"', b":", b",", b"0.5", b'"format"', b'"ledger"', b'"progress"', b'"global_step"',
-    b'"epoch"', b'"durations"', b"9" * 5000, b"[" * 100_000, b'"\\ud800"', b"\xff",
+    b'"epoch"', b'"durations"', b'"cursors"', b'"mixture"', b'"sources"', b'"weight"',
+    b'"1/3"', b"9" * 5000, b"[" * 100_000, b'"\\ud800"', b"\xff",
 )  # fmt: skip
 
 # -- the mutation engine ---------------------------------------------------------------------
@@ -999,6 +1000,8 @@ _TOML_TOKENS = (
             "[schedule]",
             "[events.e]",
             "[[schedule.pieces]]",
+            "[loaders.a.sources.web]",
+            "[loaders.a.sources.code]",
         ]
     ),
     *(
@@ -1021,6 +1024,14 @@ _TOML_TOKENS = (
             "padding",
             "order",
             "seed",
+            "weight",
+            "count",
+            "repeats",
+            "stop",
+            "unit",
+            "restart",
+            "wrap",
+            "max_passes",
         ]
     ),
     *(
@@ -1033,6 +1044,13 @@ _TOML_TOKENS = (
             '"cosine"',
             '"shuffled"',
             '"sequential"',
+            '"first_exhausted"',
+            '"all_exhausted"',
+            '"never"',
+            '"replay"',
+            '"1/3"',
+            '["web"]',
+            "0.3",
             "inf",
             "nan",
             "1e308",

@@ -545,3 +545,90 @@ def test_taken_up_accepts_both_modes_from_step_zero() -> None:
     """extend and weights, at step 0 and later, and how each reads."""
     assert str(TakenUp(ResumeMode.EXTEND, 0)) == "taken up under extend at lifetime step 0"
     assert str(TakenUp(ResumeMode.WEIGHTS, 1234)) == "taken up under weights at lifetime step 1,234"
+
+
+def test_golden_v6_resumes_the_mixture_run() -> None:
+    """The pinned format-6 checkpoint (step 800 of examples/mixture.toml, 18 steps into the
+    annealing call: code and math at 576 reads each past pretraining's 15,002 and 5,000)
+    resumes to the uninterrupted run's end, with the same cursors there."""
+    from durations.scenario import Scenario
+
+    scenario = Scenario.from_toml((GOLDEN.parents[1] / "examples" / "mixture.toml").read_text())
+    checkpoint = Checkpoint.from_dict(json.loads((GOLDEN / "checkpoint-v6.json").read_text()))
+    assert dict(checkpoint.cursors or ()) == {"web": 30_004, "code": 15_578, "math": 5_576}
+    whole = plan(scenario.config, scenario.calls)
+    resumed = plan(scenario.config, scenario.calls, checkpoint)
+    assert resumed.stop == whole.stop
+    assert resumed.cursors_at(resumed.total_steps) == whole.cursors_at(whole.total_steps)
+
+
+# (edit applied to the golden format-6 checkpoint, the place named, the reason)
+MALFORMED_V6 = [
+    ("d['cursors'] = None", "cursors", "records where each of its sources stands"),
+    ("d['cursors'] = [1]", "cursors", "expected an object of source names and reads"),
+    ("d['cursors']['web'] = -1", "cursors.web", "expected a whole number >= 0"),
+    ("d['cursors']['web'] = 1.5", "cursors.web", "expected a whole number, got 1.5"),
+    ("del d['cursors']", "cursors", "missing"),
+    ("del d['ledger'][0]['loader']['mixture']", "ledger[0].loader.mixture", "missing"),
+    (  # a mixture's epoch is its own: a loader of another length does not read it
+        "d['ledger'][0]['loader']['samples'] = 7",
+        "ledger[0].loader",
+        "a loader of a mixture has the mixture's samples",
+    ),
+    (
+        "d['ledger'][0]['loader']['mixture']['sources'] = {}",
+        "ledger[0].loader.mixture.sources",
+        "expected a list of sources",
+    ),
+    (
+        "d['ledger'][0]['loader']['mixture']['sources'][0]['weight'] = 0.5",
+        "ledger[0].loader.mixture.sources[0].weight",
+        "expected a string, got 0.5",
+    ),
+    (
+        "d['ledger'][0]['loader']['mixture']['sources'][0]['weight'] = '0'",
+        "ledger[0].loader.mixture.sources[0]",
+        "expected a number > 0",
+    ),
+    (
+        "d['ledger'][0]['loader']['mixture']['sources'][0]['count'] = 3",
+        "ledger[0].loader.mixture.sources[0]",
+        "give exactly one of",
+    ),
+    (
+        "d['ledger'][0]['loader']['mixture']['stop'] = 'sometimes'",
+        "ledger[0].loader.mixture",
+        "expected 'first_exhausted', 'all_exhausted' or 'never'",
+    ),
+    (
+        "d['ledger'][0]['loader']['mixture']['restart'] = ['nobody']",
+        "ledger[0].loader.mixture",
+        "names no source of the mixture",
+    ),
+    (
+        "d['ledger'][0]['loader']['mixture']['sources'][1]['name'] = 'web'",
+        "ledger[0].loader.mixture",
+        "repeated: web",
+    ),
+    (
+        "d['ledger'][0]['loader']['mixture']['sources'][0]['extra'] = 1",
+        "ledger[0].loader.mixture.sources[0]",
+        "unknown keys ['extra']",
+    ),
+    (  # format 5 has no mixture: a format-5 reader would drop it silently
+        "d['format'] = 5",
+        "ledger[0].loader",
+        "unknown keys ['mixture']",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "where", "reason"), MALFORMED_V6)
+def test_malformed_mixture(edit: str, where: str, reason: str) -> None:
+    """A malformed mixture or cursor is rejected with its place and the reason."""
+    data = json.loads((GOLDEN / "checkpoint-v6.json").read_text())
+    exec(edit, {"d": data})
+    with pytest.raises(CheckpointFormatError) as info:
+        Checkpoint.from_dict(data)
+    assert info.value.path == where
+    assert reason in str(info.value)

@@ -311,3 +311,31 @@ def test_the_plot_fuzz_target_finds_no_escape_and_no_hang() -> None:
     counts = [m["counts"] for m in map(fuzz.COUNTS.fullmatch, shown.strip().splitlines()) if m]
     measured = fuzz.figures("ci", [tally]).splitlines()
     assert counts == [m["counts"] for m in map(fuzz.COUNTS.fullmatch, measured) if m]
+
+
+def test_a_mixture_s_sources_are_drawn_with_their_shares(tmp_path: Path) -> None:
+    """The sources panel draws, call by call, the share of each source in what the call reads
+    (pretraining's web, code and math 6:3:1 of 50,006 samples, annealing's code and math 1:1),
+    and names every source."""
+    from fractions import Fraction
+
+    from durations._plot import source_shares
+    from durations.scenario import Scenario
+
+    path = ROOT / "examples" / "mixture.toml"
+    scenario = Scenario.from_toml(path.read_text())
+    shares = source_shares(plan(scenario.config, scenario.calls))
+    assert [(first, last) for first, last, _ in shares] == [(0, 782), (782, 907)]
+    pretrain, anneal = (parts for _, _, parts in shares)
+    assert pretrain == {
+        "web": Fraction(30_004, 50_006),
+        "code": Fraction(15_002, 50_006),
+        "math": Fraction(5_000, 50_006),
+    }
+    assert anneal == {"code": Fraction(1, 2), "math": Fraction(1, 2)}
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "mixture.svg"
+    assert main(["plan", str(path), "--plot", str(out)]) == 0
+    svg = out.read_text()
+    for name in ("web", "code", "math", "source share"):
+        assert f">{name}<" in svg or f"> {name}<" in svg, name

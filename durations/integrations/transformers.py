@@ -304,10 +304,17 @@ class _Callback:
         dataloader = kwargs.get("train_dataloader")
         dataset = getattr(dataloader, "dataset", None)
         size = len(dataset) if dataset is not None and hasattr(dataset, "__len__") else None
-        if loader.samples is not None and size is not None and size != loader.samples:
+        wanted = loader.samples if loader.mixture is None else loader.mixture.size
+        if wanted is not None and size is not None and size != wanted:
+            what = (
+                f"loader {loader.samples}"
+                if loader.mixture is None
+                else f"mixture's sources {wanted} together (a ConcatDataset of them, in the "
+                "mixture's order)"
+            )
             raise IntegrationError(
                 f"call {segment.name!r}: the training dataset has {size} samples, "
-                f"the plan's loader {loader.samples}; make them agree"
+                f"the plan's {what}; make them agree"
             )
         needed = segment.stop.batch - self.session.offset
         if state.max_steps < needed:

@@ -40,10 +40,11 @@ def mixtures(edited: bool) -> tuple[Mixture, Mixture]:
     return Mixture(sources=(web, code, math)), Mixture(sources=anneal, stop="all_exhausted")
 
 
-def script(world: int, edited: bool = False) -> list[FitCall]:
-    """Two epochs of pretraining, then two of annealing, on ``world`` ranks."""
+def script(world: int, edited: bool = False, padding: str = "repeat") -> list[FitCall]:
+    """Two epochs of pretraining, then two of annealing, on ``world`` ranks evened by
+    ``padding`` (torch's ``repeat`` for Lightning, accelerate's ``cycle`` for Hugging Face)."""
     pretrain, anneal = (
-        Loader.mixing(m, world_size=world, device_batch_size=MICRO, padding="repeat", name=n)
+        Loader.mixing(m, world_size=world, device_batch_size=MICRO, padding=padding, name=n)
         for m, n in zip(mixtures(edited), ("pretrain", "anneal"), strict=True)
     )
     return [

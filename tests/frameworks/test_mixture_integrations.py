@@ -1,6 +1,6 @@
-"""A real Lightning DDP job reading a two-phase mixture through the durations order, killed
-with SIGKILL and re-run on another number of processes, once with edited pretraining weights
-(semantics.md rule 20; docs/mixtures.md).
+"""Real Lightning and Hugging Face DDP jobs reading a two-phase mixture through the durations
+order, killed with SIGKILL and re-run on another number of processes, once with edited
+pretraining weights (semantics.md rule 20; docs/mixtures.md).
 
 Pretraining reads web, code and math 3:1:1 for two mixture epochs, annealing code and math 1:2
 for two. Killed after step 3 on 2 ranks (inside pretraining's first epoch), re-run on 3 ranks
@@ -27,19 +27,26 @@ from tests.frameworks.record_ddp import kill_job
 from tests.frameworks.test_ddp_integrations import _free_port
 
 pytest.importorskip("torch")
-pytest.importorskip("pytorch_lightning")
 
 from tests.frameworks._mixture_lightning_worker import CONFIG, script
+
+#: framework -> (worker module, the loaders' padding)
+WORKERS = {
+    "lightning": ("tests.frameworks._mixture_lightning_worker", "repeat"),
+    "transformers": ("tests.frameworks._mixture_hf_worker", "cycle"),
+}
 
 #: (world size, the lifetime step it is killed after or None, pretraining weights edited)
 CHAIN = [(2, 3, False), (3, 12, True), (1, None, True)]
 
 
-def _run(job_dir: Path, world: int, hold_at: int | None, edited: bool, name: str) -> Any:
+def _run(
+    job_dir: Path, framework: str, world: int, hold_at: int | None, edited: bool, name: str
+) -> Any:
     job = {"hold_at": hold_at, "edited": edited, "log": f"{name}.jsonl"}
     (job_dir / "job.json").write_text(json.dumps(job))
     return torchrun_held(
-        "tests.frameworks._mixture_lightning_worker",
+        WORKERS[framework][0],
         job_dir,
         world=world,
         hold_at=hold_at,
@@ -49,18 +56,31 @@ def _run(job_dir: Path, world: int, hold_at: int | None, edited: bool, name: str
     )
 
 
-def test_killed_edited_and_resumed_on_2_3_1_processes_reads_the_plan(tmp_path: Path) -> None:
-    from durations.integrations.checkpoints import read_lightning_checkpoint
+def _checkpoint(framework: str, path: str) -> Checkpoint:
+    """The durations checkpoint the framework's checkpoint at ``path`` holds."""
+    if framework == "lightning":
+        from durations.integrations.checkpoints import read_lightning_checkpoint
+
+        return read_lightning_checkpoint(path)
+    return Checkpoint.from_dict(json.loads((Path(path) / "durations.json").read_text()))
+
+
+@pytest.mark.parametrize("framework", sorted(WORKERS))
+def test_killed_edited_and_resumed_on_2_3_1_processes_reads_the_plan(
+    tmp_path: Path, framework: str
+) -> None:
+    pytest.importorskip("pytorch_lightning" if framework == "lightning" else "transformers")
+    padding = WORKERS[framework][1]
 
     checkpoint: Checkpoint | None = None
     reads: Counter[tuple[str, int]] = Counter()  # (source, read number) over the whole run
     said: list[str] = []
     for index, (world, hold_at, edited) in enumerate(CHAIN):
-        run = plan(CONFIG, script(world, edited), checkpoint)
+        run = plan(CONFIG, script(world, edited, padding), checkpoint)
         assert run.ok, run.diagnostics
         said += [d.code for d in run.diagnostics]
         upto = run.stop.batch if hold_at is None else hold_at
-        items = _run(tmp_path, world, hold_at, edited, f"run{index}-w{world}")
+        items = _run(tmp_path, framework, world, hold_at, edited, f"run{index}-w{world}")
         steps = [i for i in items if "step" in i]
         got = {(i["step"], i["rank"]): i["ids"] for i in steps}
         expected = {
@@ -77,7 +97,7 @@ def test_killed_edited_and_resumed_on_2_3_1_processes_reads_the_plan(tmp_path: P
         if hold_at is not None:
             held = {i["checkpoint"] for i in items if "hold" in i}
             assert len(held) == 1
-            checkpoint = read_lightning_checkpoint(held.pop())
+            checkpoint = _checkpoint(framework, held.pop())
             assert checkpoint == run.checkpoint_at(hold_at - run.start.batch)
         else:
             assert max(i["end"] for i in items if "end" in i) == run.stop.batch

@@ -28,8 +28,8 @@ from fractions import Fraction
 
 import attrs
 
-from ._grammar import NumberError, parse_factor
-from .errors import MixtureError, counted, shown_value
+from ._grammar import MAX_NUMBER_CHARS, NumberError, parse_factor
+from .errors import MixtureError, counted, shown, shown_value
 from .interleave import Interleave
 from .order import Order
 from .units import Unit
@@ -55,6 +55,18 @@ class Wrap(enum.Enum):
     RESHUFFLE = "reshuffle"
     #: Every pass in the order of its first.
     REPLAY = "replay"
+
+
+def _named(name: object) -> str:
+    """A source's name in a message: quoted, and by its start when it is long."""
+    return shown(name) if isinstance(name, str) else shown_value(name)
+
+
+def _listed(names: Iterable[object], most: int = 5) -> str:
+    """Names in a message: the first ``most``, each by its start when long, and how many more."""
+    names = list(names)
+    listed = ", ".join(_named(name) for name in names[:most])
+    return listed + (f", and {len(names) - most:,} more" if len(names) > most else "")
 
 
 def _whole(field: str, value: object, *, optional: bool = False) -> None:
@@ -87,6 +99,12 @@ def _positive(field: str, value: object) -> Fraction | None:
         number = Fraction(value)
     if number <= 0:
         raise MixtureError(field, f"expected a number > 0, got {shown_value(value)}")
+    if len(str(number)) > MAX_NUMBER_CHARS:  # as checkpoints write it, and read it back
+        raise MixtureError(
+            field,
+            f"{shown_value(value)} is {len(str(number)):,} characters written exactly; at most "
+            f"{MAX_NUMBER_CHARS} (round it: shares such as 3:2:1 or '0.55')",
+        )
     return number
 
 
@@ -107,7 +125,7 @@ def _as_wrap(value: Wrap | str) -> Wrap:
         return value
     try:
         return Wrap(value)
-    except ValueError:
+    except (ValueError, TypeError):
         raise MixtureError(
             "source wrap", f"expected 'reshuffle' or 'replay', got {shown_value(value)}"
         ) from None
@@ -146,7 +164,7 @@ class Source:
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise MixtureError("name", f"expected a non-empty string, got {shown_value(self.name)}")
-        where = f"source {self.name!r}"
+        where = f"source {_named(self.name)}"
         _whole(f"{where} samples", self.samples)
         _whole(f"{where} tokens_per_sample", self.tokens_per_sample, optional=True)
         _whole(f"{where} count", self.count, optional=True)
@@ -231,9 +249,14 @@ def _sources(value: Iterable[Source]) -> tuple[Source, ...]:
 
 
 def _names(value: Iterable[str]) -> frozenset[str]:
-    if isinstance(value, str):
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise MixtureError("restart", f"expected a list of source names, got {shown_value(value)}")
-    return frozenset(value)
+    try:
+        return frozenset(value)
+    except TypeError:  # an unhashable name
+        raise MixtureError(
+            "restart", f"expected a list of source names, got {shown_value(value)}"
+        ) from None
 
 
 def _unit(value: Unit | str) -> Unit:
@@ -241,7 +264,7 @@ def _unit(value: Unit | str) -> Unit:
         return value
     try:
         return Unit(value)
-    except ValueError:
+    except (ValueError, TypeError):
         raise MixtureError("unit", f"expected 'sp' or 'tok', got {shown_value(value)}") from None
 
 
@@ -250,7 +273,7 @@ def _stop(value: StopRule | str | None) -> StopRule | None:
         return value
     try:
         return StopRule(value)
-    except ValueError:
+    except (ValueError, TypeError):
         raise MixtureError(
             "stop",
             "expected 'first_exhausted', 'all_exhausted' or 'never', got " + shown_value(value),
@@ -286,7 +309,7 @@ class Mixture:
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
             raise MixtureError(
-                "sources", f"each source needs its own name; repeated: {', '.join(twice)}"
+                "sources", f"each source needs its own name; repeated: {_listed(twice)}"
             )
         kinds = {source.kind for source in self.sources}
         if len(kinds) > 1:
@@ -307,7 +330,7 @@ class Mixture:
             if unknown:
                 raise MixtureError(
                     "unit",
-                    f"token shares need each source's tokens_per_sample; {', '.join(unknown)} "
+                    f"token shares need each source's tokens_per_sample; {_listed(unknown)} "
                     "has none (give it, or weigh in samples)",
                 )
         stop = self.stop
@@ -320,12 +343,15 @@ class Mixture:
                 "shares (weight=)",
             )
         object.__setattr__(self, "stop", stop)
+        strays = [name for name in self.restart if not isinstance(name, str)]
+        if strays:
+            raise MixtureError("restart", f"expected source names (strings), got {_listed(strays)}")
         unknown_names = sorted(self.restart - set(names))
-        if unknown_names or not all(isinstance(name, str) for name in self.restart):
+        if unknown_names:
             raise MixtureError(
                 "restart",
-                f"names no source of the mixture: {', '.join(map(str, unknown_names))}; its "
-                f"sources are {', '.join(names)}",
+                f"names no source of the mixture: {_listed(unknown_names)}; its "
+                f"sources are {_listed(names)}",
             )
         interleave = Interleave.of(*(self._sample_part(source) for source in self.sources))
         object.__setattr__(self, "interleave", interleave)
@@ -360,7 +386,7 @@ class Mixture:
         for source, read in zip(self.sources, self.counts(self.epoch_samples), strict=True):
             if read == 0:
                 raise MixtureError(
-                    f"source {source.name!r} weight",
+                    f"source {_named(source.name)} weight",
                     f"its share of a mixture epoch of {counted(self.epoch_samples)} samples "
                     f"rounds to no sample ({self.stop.value if self.stop else ''}); raise its "
                     "weight, or leave it out",
@@ -422,7 +448,9 @@ class Mixture:
         for source in self.sources:
             if source.name == name:
                 return source
-        raise MixtureError("name", f"no source {name!r}; the sources are {', '.join(self.names)}")
+        raise MixtureError(
+            "name", f"no source {_named(name)}; the sources are {_listed(self.names)}"
+        )
 
     def counts(self, positions: int) -> tuple[int, ...]:
         """The samples of each source among the first ``positions`` of a mixture epoch

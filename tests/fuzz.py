@@ -359,6 +359,149 @@ _ORDER_SEEDS = [
 ]
 
 
+def target_mixture(data: bytes, scratch: Path) -> str:
+    """A mixture's inputs: a JSON object's ``sources`` (each a ``Source``'s keyword arguments),
+    ``unit``, ``stop``, ``restart``, ``batch``, ``world``, ``duration``, ``edited`` (the
+    sources of the mixture a resume at the plan's middle reads instead) and ``state`` (an
+    ``OrderSampler`` state): ``Source``, ``Mixture``, ``Loader.mixing``, ``plan`` (every
+    cursor at its end is the sum of what its calls read), ``step_indices`` (indices of the
+    sources' concatenation), the checkpoint at its middle (it round-trips), the resume with
+    the edited mixture, and ``OrderSampler`` (its ``load_state_dict`` of the state, then up to
+    100 indices, each in the concatenation)."""
+    from durations import Mixture, Source
+    from durations.integrations.torch import OrderSampler
+    from durations.order import step_indices
+
+    try:
+        fields = json.loads(data)
+    except (ValueError, RecursionError):
+        fields = None
+    if not isinstance(fields, dict):
+        fields = {"sources": _value(data)}
+
+    def mixture_of(listed: object) -> Any:
+        if not isinstance(listed, list):
+            listed = [listed]
+        sources = []
+        for i, entry in enumerate(listed[:8]):
+            given = entry if isinstance(entry, dict) else {"name": entry}
+            arguments = {k: given[k] for k in _SOURCE_KEYS if k in given}
+            arguments.setdefault("name", f"s{i}")
+            arguments.setdefault("samples", 1)
+            source = _api("Source", lambda a=arguments: Source(**a))  # type: ignore[misc]
+            if source is None:
+                return None
+            sources.append(source)
+        extra = {k: fields[k] for k in ("unit", "stop", "restart") if k in fields}
+        return _api("Mixture", lambda: Mixture(sources=sources, **extra))
+
+    mixture = mixture_of(fields.get("sources"))
+    if mixture is None:
+        return "refused"
+    batch, world = fields.get("batch", 4), fields.get("world")
+    loader = _api(
+        "Loader.mixing",
+        lambda: (
+            Loader.mixing(mixture, batch_size=batch, name="m")
+            if world is None
+            else Loader.mixing(mixture, world_size=world, device_batch_size=batch, name="m")
+        ),
+    )
+    if loader is None:
+        return "refused"
+    duration = fields.get("duration", "2ep" if loader.samples is not None else "40sp")
+    call = _api("FitCall", lambda: FitCall(loader=loader, duration=duration, name="x"))
+    if call is None:
+        return "refused"
+    run = _api("plan", lambda: plan(RunConfig(), [call]))
+    if run is None or run.total_steps > 10**6:
+        return "planned" if run is not None else "refused"
+    end = run.cursors_at(run.total_steps)
+    read = {r.name: r.stop for s in run.segments for r in s.sources}
+    if end != read:
+        raise Escape(f"cursors {end} are not what the calls read, {read}")
+    for step in {1, run.total_steps} - {0}:
+        for index in _api("step_indices", lambda k=step: step_indices(run, k)) or ():  # type: ignore[misc]
+            if not 0 <= index < mixture.size:
+                raise Escape(f"step_indices gave {index} of {mixture.size}")
+    middle = run.checkpoint_at(run.total_steps // 2)
+    if Checkpoint.from_dict(middle.to_dict()) != middle:
+        raise Escape("a mixture's checkpoint does not round-trip through to_dict")
+    if "edited" in fields:
+        edited = mixture_of(fields["edited"])
+        other = edited and _api("Loader.mixing", lambda: Loader.mixing(edited, batch_size=batch))
+        if other:
+            again = FitCall(loader=other, duration=duration, name="x")
+            _api("plan (edited)", lambda: plan(RunConfig(), [again], middle))
+    if loader.samples is None:
+        return "planned"
+    sampler = _api("OrderSampler", lambda: OrderSampler(None, loader, rank=0))
+    if sampler is None:
+        return "planned"
+    state = fields.get("state")
+    loaded = state is None or _api(
+        "load_state_dict",
+        lambda: sampler.load_state_dict(state) or True,  # type: ignore[func-returns-value]
+    )
+    if not loaded:
+        return "state refused"
+    for index in itertools.islice(sampler, 100):
+        if not 0 <= index < mixture.size:
+            raise Escape(f"OrderSampler gave {index} of {mixture.size}")
+    return "read" if state is None else "read from a state"
+
+
+#: The keyword arguments of ``Source`` an input's source may give (others are not an input).
+_SOURCE_KEYS = (
+    "name",
+    "samples",
+    "weight",
+    "count",
+    "repeats",
+    "tokens_per_sample",
+    "order",
+    "wrap",
+    "max_passes",
+)
+
+_MIXTURE_SEEDS = [
+    {
+        "sources": [
+            {"name": "web", "samples": 23, "weight": 3, "order": None},
+            {"name": "code", "samples": 7, "weight": "1/2", "wrap": "replay"},
+        ],
+        "batch": 4,
+        "edited": [
+            {"name": "web", "samples": 23, "weight": 1},
+            {"name": "math", "samples": 5, "weight": 1},
+        ],
+    },
+    {
+        "sources": [
+            {"name": "a", "samples": 10, "count": 4},
+            {"name": "b", "samples": 3, "repeats": 2},
+        ],
+        "world": 3,
+        "batch": 2,
+        "state": {"epoch": 1, "position": 3, "order": {"shuffle": False, "seed": 0}, "samples": 10},
+    },
+    {
+        "sources": [{"name": "a", "samples": 100, "weight": "0.3", "tokens_per_sample": 5}],
+        "unit": "tok",
+        "stop": "never",
+        "duration": "100tok",
+    },
+    {
+        "sources": [
+            {"name": "a", "samples": 10**9, "weight": 1, "max_passes": 1},
+            {"name": "b", "samples": 3, "weight": "0.001"},
+        ],
+        "stop": "all_exhausted",
+        "restart": ["b"],
+    },
+]
+
+
 #: Where a ``folders`` input is put, and as what kind of file (its first two bytes choose).
 _PLACES = (
     "checkpoint-7/durations.json",
@@ -884,7 +1027,8 @@ _JSON_TOKENS = (
     b"{", b"}", b"[", b"]", b"null", b"true", b"false", b"1e999", b"-1", b"NaN", b"Infinity",
     b'"', b":", b",", b"0.5", b'"format"', b'"ledger"', b'"progress"', b'"global_step"',
     b'"epoch"', b'"durations"', b'"cursors"', b'"mixture"', b'"sources"', b'"weight"',
-    b'"1/3"', b"9" * 5000, b"[" * 100_000, b'"\\ud800"', b"\xff",
+    b'"1/3"', b'"samples"', b'"count"', b'"repeats"', b'"stop"', b'"never"', b'"name"',
+    b"9" * 5000, b"[" * 100_000, b'"\\ud800"', b"\xff",
 )  # fmt: skip
 
 # -- the mutation engine ---------------------------------------------------------------------
@@ -1143,6 +1287,15 @@ TARGETS: dict[str, Target] = {
             structure=mutate_json,
         ),
         Target(
+            "mixture",
+            "Source, Mixture, Loader.mixing, plan, step_indices, checkpoints, an edited "
+            "resume, OrderSampler and the state it loads",
+            target_mixture,
+            lambda scratch: [json.dumps(seed).encode() for seed in _MIXTURE_SEEDS],
+            _JSON_TOKENS,
+            structure=mutate_json,
+        ),
+        Target(
             "torch",
             "Lightning .ckpt and Composer .pt readers, read_checkpoint, durations inspect; "
             "hostile pickles",
@@ -1302,7 +1455,16 @@ def run(
 
 
 #: The targets of the default run; ``torch`` needs the frameworks environment.
-PURE = ("time", "scenario", "schedule", "checkpoint", "trainer-state", "folders", "order")
+PURE = (
+    "time",
+    "scenario",
+    "schedule",
+    "checkpoint",
+    "trainer-state",
+    "folders",
+    "order",
+    "mixture",
+)
 BEGIN = "<!-- figures: begin (python -m tests.fuzz --budget {budget}{targets} --write-docs) -->"
 END = "<!-- figures: end (fuzz {budget}{targets}) -->"
 

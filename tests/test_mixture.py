@@ -444,7 +444,7 @@ _REFUSALS = [
             sources=(Source(name="a", samples=3, weight=1), Source(name="a", samples=4, weight=1))
         ),
         "sources",
-        "repeated: a",
+        "repeated: 'a'",
         "two sources of one name",
     ),
     (
@@ -487,12 +487,47 @@ _REFUSALS = [
 ]
 
 
+_REFUSALS += [
+    (
+        lambda: Source(name="a", samples=3, weight=10**300),
+        "source weight",
+        "characters written exactly",
+        "a weight a checkpoint could not read back (found by the mixture fuzz target)",
+    ),
+    (
+        lambda: Source(name="x" * 100_000, samples=0, weight=1),
+        f"source {'x' * 40!r}... (100,000 characters) samples",
+        "whole number > 0",
+        "a huge name is shown by its start (a 144,289-character message found by fuzzing)",
+    ),
+    (
+        lambda: Mixture(sources=(Source(name="a", samples=3, weight=1),), restart=5),  # type: ignore[arg-type]
+        "restart",
+        "a list of source names",
+        "restart that is not a list (a TypeError found by fuzzing)",
+    ),
+    (
+        lambda: Mixture(sources=(Source(name="a", samples=3, weight=1),), restart=[1]),  # type: ignore[list-item]
+        "restart",
+        "strings",
+        "a name that is not a string",
+    ),
+    (
+        lambda: Mixture(sources=(Source(name="a", samples=3, weight=1),), stop=[1]),  # type: ignore[arg-type]
+        "stop",
+        "'first_exhausted', 'all_exhausted' or 'never'",
+        "a stop rule of another type",
+    ),
+]
+
+
 @pytest.mark.parametrize(("make", "field", "part", "why"), _REFUSALS)
 def test_refusals(make: object, field: str, part: str, why: str) -> None:
     with pytest.raises(MixtureError) as info:
         make()  # type: ignore[operator]
     assert info.value.field == field, why
     assert part in str(info.value), why
+    assert len(str(info.value)) < 1_000, why  # bounded, whatever the input
 
 
 def test_loader_refuses_what_the_mixture_decides() -> None:

@@ -4,6 +4,9 @@
 of periods' shares plus a lookup in the table of one period, so it costs the same at any
 distance. Building the table of one period (Tijdeman's rule, ``O(k A)``) is timed apart, per
 sample of the period, at periods of 1,000 and 100,000 (6 sources): a constant cost per sample.
+And a whole plan of a two-phase mixture script (three sources, then two, each source's reads
+reported) is timed at 10**3 and at 10**15 samples a phase: the planner's cost does not grow with
+the steps.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ def run(ctx: Context) -> Figure:
         for big, little in zip(samples[f"build-{large}"], samples[f"build-{small}"], strict=True)
     )
     per_sample = statistics.median(samples[f"build-{large}"]) * 1e6
+    planned = _plans(ctx)
     ratio = figure.get("far").ratio
     figure.notes.append(
         f"{rounds} rounds, interleaved; ratio = median over rounds of contender / near. Building "
@@ -88,4 +92,44 @@ def run(ctx: Context) -> Figure:
             f"per sample at {large:,} / at {small:,} = {growth:.3g}x",
         )
     )
+    figure.goals.append(
+        Goal(
+            "a mixture plan costs the same at 10**15 samples a phase as at 10**3",
+            planned <= 1.5 if assessed else None,
+            f"plan at 10**15 / at 10**3 = {planned:.3g}x",
+        )
+    )
     return figure
+
+
+def _plans(ctx: Context) -> float:
+    """The median ratio of planning a two-phase mixture script of 10**15 samples a phase to
+    planning it at 10**3."""
+    from durations import FitCall, Loader, Mixture, RunConfig, Source, plan
+
+    web = Source(name="web", samples=60_000, weight=6)
+    code = Source(name="code", samples=20_000, weight=3)
+    math = Source(name="math", samples=5_000, weight=1)
+    pretrain = Loader.mixing(Mixture(sources=(web, code, math), stop="never"), batch_size=64)
+    anneal = Loader.mixing(Mixture(sources=(code, math), stop="never"), batch_size=64)
+
+    def script(samples: int) -> Contender:
+        calls = [
+            FitCall(loader=pretrain, duration=f"{samples}sp", name="pretrain"),
+            FitCall(loader=anneal, duration=f"{samples}sp", name="anneal"),
+        ]
+
+        def go(repeat: int) -> object:
+            for _ in range(repeat):
+                plan(RunConfig(), calls)
+            return None
+
+        return Contender(f"plan-{samples}", f"plan, {samples:,} samples a phase", go, 50)
+
+    short, long = 10**3, 10**15
+    timed = Figure(key="y", title="", unit="", baseline=f"plan-{short}")
+    samples = measure(timed, [script(short), script(long)], rounds=ctx.settings.pick(5, 2))
+    return statistics.median(
+        far / near
+        for far, near in zip(samples[f"plan-{long}"], samples[f"plan-{short}"], strict=True)
+    )

@@ -445,19 +445,6 @@ def _loader_from(reader: _Reader, version: int) -> Loader:
     mixing = reader.child_or_none("mixture") if version >= 6 else None
     mixture = None if mixing is None else _mixture_from(mixing)
     reader.finish()
-    if mixture is not None:
-        return reader.build(
-            lambda: Loader(
-                name=name,
-                samples=samples,
-                batch_size=batch_size,
-                drop_last=drop_last,
-                tokens_per_sample=tokens,
-                sharding=sharding,
-                order=order,
-                mixture=mixture,
-            )
-        )
     return reader.build(
         lambda: Loader(
             name=name,
@@ -467,6 +454,7 @@ def _loader_from(reader: _Reader, version: int) -> Loader:
             tokens_per_sample=tokens,
             sharding=sharding,
             order=order,
+            mixture=mixture,
         )
     )
 

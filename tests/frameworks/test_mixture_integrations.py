@@ -29,6 +29,7 @@ from tests.frameworks.test_ddp_integrations import _free_port
 pytest.importorskip("torch")
 
 from tests.frameworks._mixture_lightning_worker import CONFIG, script
+from tests.frameworks.test_order_integrations import _checkpoint
 
 #: framework -> (worker module, the loaders' padding)
 WORKERS = {
@@ -54,15 +55,6 @@ def _run(
         port=_free_port(),
         kill=kill_job,
     )
-
-
-def _checkpoint(framework: str, path: str) -> Checkpoint:
-    """The durations checkpoint the framework's checkpoint at ``path`` holds."""
-    if framework == "lightning":
-        from durations.integrations.checkpoints import read_lightning_checkpoint
-
-        return read_lightning_checkpoint(path)
-    return Checkpoint.from_dict(json.loads((Path(path) / "durations.json").read_text()))
 
 
 @pytest.mark.parametrize("framework", sorted(WORKERS))

@@ -483,7 +483,10 @@ def _indices_step(result: Plan, lifetime: int | None) -> int | None:
     without it, the plan's first when its loader has an order (``None``: no indices)."""
     if lifetime is None:
         first = result.segment_at(1) if result.total_steps else None
-        return 1 if first is not None and first.loader.order is not None else None
+        ordered = first is not None and (
+            first.loader.order is not None or first.loader.mixture is not None
+        )
+        return 1 if ordered else None
     low, high = result.start.batch + 1, result.stop.batch
     if low > high:
         raise InputError(f"--indices {lifetime:,}: the plan trains nothing: no step reads data")
@@ -494,7 +497,7 @@ def _indices_step(result: Plan, lifetime: int | None) -> int | None:
         )
     segment = result.segment_at(lifetime - result.start.batch)
     assert segment is not None
-    if segment.loader.order is None:
+    if segment.loader.order is None and segment.loader.mixture is None:
         raise InputError(
             f"--indices {lifetime:,}: loader {segment.loader.name!r} of call {segment.name!r} has "
             'no order to name indices by; give its table order = "sequential", or order = '

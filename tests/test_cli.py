@@ -1069,3 +1069,18 @@ def test_no_indices_without_an_order() -> None:
     """A plan whose first step's loader has no order lists no indices (null in JSON)."""
     data = json.loads(run("plan", "examples/two-phase.toml", "--json").stdout)
     assert data["indices"] is None
+
+
+def test_indices_of_a_mixture_step() -> None:
+    """``--indices`` names a mixture step's indices in its sources' concatenation: step 800 of
+    examples/mixture.toml is annealing's 18th (positions 1,088-1,151, 1:1), so code reads on
+    from 15,002 + 544 and math, in order, from position 5,000 + 544 - 5,000 of its second
+    pass, offset by code's 20,000 samples."""
+    text = run("plan", "examples/mixture.toml", "--indices", "800").stdout
+    assert "code from 0, math from\n    20,000" in text or "code from 0, math from 20,000" in text
+    assert "rank 0: 15546, 20544, 15547, 20545," in text
+    data = json.loads(run("plan", "examples/mixture.toml", "--indices", "800", "--json").stdout)
+    indices = data["indices"]
+    assert indices["order"] is None
+    assert indices["sources"] == [{"name": "code", "offset": 0}, {"name": "math", "offset": 20000}]
+    assert indices["ranks"][0][:4] == [15546, 20544, 15547, 20545]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..mixture import Mixture
 from ..order import step_indices
 from ..plans import Plan
 from ._text import LINE_WIDTH, clip, number
@@ -23,7 +24,9 @@ def _where(plan: Plan, step: int) -> dict[str, Any]:
     assert segment is not None
     loader = segment.loader
     here = plan.progress_at(step - 1).normalized(loader)
-    size = min(loader.batch_size, loader.samples_left_in_epoch(here.sample_in_epoch))
+    size = loader.batch_size
+    if loader.samples is not None:
+        size = min(size, loader.samples_left_in_epoch(here.sample_in_epoch))
     return {
         "loader": loader,
         "epoch": here.epoch,
@@ -39,9 +42,9 @@ def indices_text(plan: Plan, step: int) -> list[str]:
     loader = where["loader"]
     first, size = where["first"], where["size"]
     span = f"{number(first)}-{number(first + size - 1)}" if size > 1 else number(first)
+    read = loader.order if loader.mixture is None else _mixture_text(loader.mixture)
     lines = [
-        f"step {number(plan.start.batch + step)} reads ({clip(loader.name or 'unnamed')}: "
-        f"{loader.order}),",
+        f"step {number(plan.start.batch + step)} reads ({clip(loader.name or 'unnamed')}: {read}),",
         f"  epoch {number(where['epoch'])}, positions {span}:",
     ]
     world = loader.world_size
@@ -51,6 +54,18 @@ def indices_text(plan: Plan, step: int) -> list[str]:
     if world > SHOWN_RANKS:
         lines.append(f"  ... and {number(world - SHOWN_RANKS)} more ranks (--json lists them)")
     return lines
+
+
+def _mixture_text(mixture: Mixture) -> str:
+    """A mixture's sources by their offsets in the concatenation its indices are of."""
+    parts = [
+        f"{clip(source.name)} from {number(offset)}"
+        for source, offset in zip(mixture.sources, mixture.offsets, strict=True)
+    ]
+    shown = ", ".join(parts[:6]) + (
+        f", and {number(len(parts) - 6)} more" if len(parts) > 6 else ""
+    )
+    return f"a mixture; indices of its sources' concatenation: {shown}"
 
 
 def _rank_line(rank: int, indices: list[int]) -> str:
@@ -84,12 +99,18 @@ def indices_json(plan: Plan, step: int) -> dict[str, Any]:
         indices = step_indices(plan, step, rank=rank)[:left]
         left -= len(indices)
         ranks.append(indices)
-    order = loader.order
-    assert order is not None
+    order, mixture = loader.order, loader.mixture
     return {
         "step": plan.start.batch + step,
         "loader": loader.name,
-        "order": {"shuffle": order.shuffle, "seed": order.seed},
+        "order": None if order is None else {"shuffle": order.shuffle, "seed": order.seed},
+        # A mixture's indices are of its sources' concatenation, each source from its offset.
+        "sources": None
+        if mixture is None
+        else [
+            {"name": source.name, "offset": offset}
+            for source, offset in zip(mixture.sources, mixture.offsets, strict=True)
+        ],
         "epoch": where["epoch"],
         "positions": {"first": where["first"], "count": where["size"]},
         "ranks": ranks,

@@ -1001,7 +1001,9 @@ def mutate_lines(data: bytes, rng: random.Random) -> bytes | None:
             after = [j for j in starts if j > first]
             block = lines[first : after[0] if after else len(lines)]
             copies = rng.choice([2, 100, 1000, 5000])
-            if sum(map(len, block)) * copies <= MAX_INPUT:
+            # Newlines counted too: a block of empty lines is bytes all the same (uncounted,
+            # 5,000 copies of 5,000 copies of empty lines ran a large run out of memory).
+            if (sum(map(len, block)) + len(block)) * copies <= MAX_INPUT:
                 lines[first:first] = block * copies
         elif choice == 0:
             del lines[i]

@@ -62,6 +62,12 @@ class _State:
     #: as the data read last knew it (rule 20).
     cursors: dict[str, int] = attrs.Factory(dict)
     sources: dict[str, Source] = attrs.Factory(dict)
+    #: Each source's reads, as ranges of its read numbers (rule 20: the coverage said at the
+    #: plan's end); before a checkpoint, everything up to its cursor.
+    reads: dict[str, list[tuple[int, int]]] = attrs.Factory(dict)
+    #: The loader that read the data last, whose position ``pos`` is (rule 4): the last call
+    #: that trained, or the checkpoint's last ledger entry; calls the ledger skips read nothing.
+    reader: Loader | None = None
 
 
 def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | None = None) -> Plan:
@@ -114,6 +120,7 @@ def plan(config: RunConfig, calls: Sequence[FitCall], checkpoint: Checkpoint | N
         config=config,
         calls=calls,
         checkpoint=checkpoint,
+        found=taken.found,
         start=start,
         stop=state.pos,
         segments=tuple(segments),
@@ -157,6 +164,8 @@ class _TakenUp:
     mode: ResumeMode
     ledger: dict[str, LedgerEntry] = attrs.Factory(dict)
     unmatched: tuple[LedgerEntry, ...] = ()
+    #: The sources' cursors the plan starts from (the checkpoint's, or the located ones).
+    found: tuple[tuple[str, int], ...] | None = None
 
 
 def _take_up(
@@ -192,7 +201,9 @@ def _take_up(
         previous=_Previous(last.loader, last.anchor if last.finished else None) if last else None,
         at_resume_point=True,
         cursors=dict(cursors or ()),
+        reader=last.loader if last else None,
     )
+    state.reads = {name: [(0, read)] for name, read in state.cursors.items()}
     for recorded in entries or ():  # rule 20: the sources as the data read last knew them
         if recorded.loader.mixture is not None:
             state.sources.update((s.name, s) for s in recorded.loader.mixture.sources)
@@ -201,8 +212,9 @@ def _take_up(
         # clock measures nothing from the checkpoint's calls.
         state.previous = _Previous(last.loader, None) if last else None
         state.fresh_clock = True
+    found = None if cursors is None else tuple(cursors)
     if mode is not ResumeMode.CONTINUE:
-        return _TakenUp(state, mode)
+        return _TakenUp(state, mode, found=found)
     unmatched = tuple(e for e in entries or () if e.name not in names)
     for entry in unmatched:
         diagnostics.append(
@@ -214,7 +226,7 @@ def _take_up(
             )
         )
     ledger = {entry.name: entry for entry in entries or ()}
-    return _TakenUp(state, mode, ledger, unmatched)
+    return _TakenUp(state, mode, ledger, unmatched, found)
 
 
 def _continues_its_ledger(config: RunConfig, names: list[str], checkpoint: Checkpoint) -> bool:
@@ -358,8 +370,8 @@ def _train(
     here = _Call(index, name, call, entry)
     loader = call.loader
     # Rule 20: a new call that does not go on in the stream read last starts its mixture.
-    continues = state.previous is not None and state.previous.loader.same_stream(loader)
-    found = dict(state.cursors)
+    continues = state.reader is not None and state.reader.same_stream(loader)
+    found, known = dict(state.cursors), dict(state.sources)
     pos, read_from = _take_over(state, loader, entry)
     # Rule 17: the tails of an epoch taken over count from where its loader left it.
     tails_from = read_from if pos is not read_from else None
@@ -375,6 +387,7 @@ def _train(
             return _empty(here, start.pos, start.origin, state, abandoned=start.abandoned)
     pos, origin = start.pos, start.origin
     replayed = skipped = None
+    at_resume_point, said = state.at_resume_point, len(here.diagnostics)
     if state.at_resume_point and start.same_stream and not pos.at_epoch_start:
         # Rule 11: where the data resumes inside an interrupted epoch.
         replayed, skipped, pos = _apply_data_policy(pos, loader, config, checkpoint, here.say)
@@ -384,17 +397,25 @@ def _train(
     if loader.mixture is not None:
         _enter_mixture(here, state, loader, restart=entry is None and not continues)
     runtime = target.unit is Unit.TOK and loader.tokens_per_sample is None
+    planned = len(here.diagnostics)
     steps = _steps(here, pos, origin, target, runtime)
     if steps is None:
-        return _empty(here, pos, origin, state, entry, abandoned=start.abandoned)
+        # Rule 14: a call that cannot be planned reads nothing: the data policy, a restart or
+        # a changed source wait for the call that does (said then); only the epoch it
+        # abandons for another stream stays abandoned.
+        del here.diagnostics[said:planned]
+        state.at_resume_point, state.cursors, state.sources = at_resume_point, found, known
+        return _empty(here, start.pos, origin, state, entry, abandoned=start.abandoned)
     stop = pos.advance(loader, steps)
     cursors = tuple(state.cursors.items())
     reads: tuple[SourceReads, ...] = ()
     if loader.mixture is not None:
         state.cursors, reads = _mixing.advance(loader, state.cursors, pos, stop)
+        for r in reads:
+            state.reads.setdefault(r.name, []).append((r.start, r.stop))
         _say_budget(here, loader, reads)
         if entry is not None and not entry.loader.same_stream(loader):
-            _say_edit(here, entry, read_from, target, origin, found, state.cursors)
+            _say_edit(here, entry, read_from, target, origin, found, reads)
     tails = _say_tails(here, loader, pos if tails_from is None else tails_from, stop)
     _say_where_it_stops(here, pos, stop, steps, target, origin, runtime)
     at_boundary = steps > 0 or (not runtime and _lands_on(stop, target, loader, origin))
@@ -424,6 +445,7 @@ def _train(
     state.step += steps
     state.origin = origin
     state.previous = _Previous(loader, anchor)
+    state.reader = loader
     return segment
 
 
@@ -436,9 +458,9 @@ def _take_over(
     may have nothing left to read there)."""
     if entry is not None:
         reader = entry.loader
-    elif state.previous is not None:
-        # The previous call's loader, another stream or the same one at another geometry.
-        reader = state.previous.loader
+    elif state.reader is not None:
+        # The loader that read last, another stream or the same one at another geometry.
+        reader = state.reader
     else:
         reader = loader
     read_from = state.pos.normalized(reader)
@@ -467,7 +489,7 @@ def _resume_started(here: _Call, state: _State, pos: Progress, read_from: Progre
         changes = before.changes(after) or [
             f"{describe_loader(entry.loader)} -> {describe_loader(loader)}"
         ]
-        kept = {n: state.cursors.get(n, 0) for n in after.names}
+        kept = {s.name: moved for s, _, _, moved in _entering(state, loader, restart=False)}
         here.say(
             "mixture-changed",
             f"the mixture of call {name!r} changed since it started ({'; '.join(changes)}): "
@@ -514,12 +536,12 @@ def _start_new(here: _Call, state: _State, pos: Progress) -> _Start:
     stream; the rest of the epoch it leaves is said before its target is known, since a call
     that cannot be planned moves the data position all the same."""
     call, name = here.call, here.name
-    same_stream = state.previous is None or state.previous.loader.same_stream(call.loader)
+    left = state.reader
+    same_stream = left is None or left.same_stream(call.loader)
     abandoned = None
     if call.reset_time or state.fresh_clock:
         if not pos.at_epoch_start:
-            previous = state.previous.loader if state.previous else call.loader
-            abandoned = _rest_of_epoch(pos, previous)
+            abandoned = _rest_of_epoch(pos, left or call.loader)
             pos = pos.close_epoch()
         state.origin = pos
         state.previous = None
@@ -533,11 +555,10 @@ def _start_new(here: _Call, state: _State, pos: Progress) -> _Start:
         state.fresh_clock = False
         same_stream = True
     elif not same_stream and not pos.at_epoch_start:
-        assert state.previous is not None
-        abandoned = _rest_of_epoch(pos, state.previous.loader)
+        assert left is not None
+        abandoned = _rest_of_epoch(pos, left)
         pos = pos.close_epoch()
     if abandoned is not None:
-        left = state.previous.loader if state.previous is not None else None
         kept = (
             " (mixture positions: its sources keep their cursors, so no source sample is skipped)"
             if left is not None and left.mixture is not None
@@ -659,10 +680,16 @@ def _apply_data_policy(
     if config.data is DataPolicy.NEXT_EPOCH:
         end = loader.samples if loader.samples is not None else pos.sample_in_epoch
         skipped = SampleRange(pos.epoch, pos.sample_in_epoch, end)
+        kept = (
+            " (mixture positions: its sources keep their cursors, so no source sample is "
+            "skipped)"
+            if loader.mixture is not None
+            else ""
+        )
         say(
             "data-skipped",
             f"the checkpoint is {where}; training goes on from the next epoch: "
-            f"{skipped} are never read",
+            f"{skipped} are never read{kept}",
         )
         return None, skipped, pos.close_epoch()
     if checkpoint is not None and not checkpoint.loader_state:
@@ -733,8 +760,8 @@ def _empty(
     """A call that cannot be planned: 0 steps, its errors said. It is kept out of the ledger
     (a started call keeps its entry as it was), so a corrected script plans it later. The rest
     of an epoch it left (``abandoned``) is reported as for any call: the position it leaves is
-    where the calls after it start."""
-    state.at_resume_point = False
+    where the calls after it start. The resume point is not used up: the next call that
+    trains applies the data policy (rule 11)."""
     state.pos = pos
     placeholder = entry or _entry_for(
         here.name, here.call, pos, origin, Time(0, Unit.BA), pos, None
@@ -838,33 +865,46 @@ def _rest_of_epoch(pos: Progress, loader: Loader) -> SampleRange:
     return SampleRange(pos.epoch, pos.sample_in_epoch, max(end, pos.sample_in_epoch))
 
 
-def _enter_mixture(here: _Call, state: _State, loader: Loader, *, restart: bool) -> None:
-    """Rule 20: each source of a call's mixture goes on from its cursor, where the calls
-    before left it; a source whose data changed since it was last read, or that the mixture
-    restarts (``Mixture.restart``, applied when a new call starts reading it), starts a new
-    pass instead, and the rest of the pass it was in is said."""
+def _entering(
+    state: _State, loader: Loader, *, restart: bool
+) -> list[tuple[Source, Source | None, int, int]]:
+    """Rule 20: where each source of a call's mixture starts: ``(source, as last read, cursor,
+    where it starts)``; a source whose data changed since it was last read, or that the
+    mixture restarts, starts a new pass."""
     mixture = loader.mixture
     assert mixture is not None
+    out = []
     for source in mixture.sources:
         known = state.sources.get(source.name)
         read = state.cursors.get(source.name, 0)
         moved = read
         if known is not None and not known.same_data(source):
             moved = _mixing.new_pass(read, known, source)
+        elif restart and source.name in mixture.restart:
+            moved = _mixing.new_pass(read, source, source)
+        out.append((source, known, read, moved))
+    return out
+
+
+def _enter_mixture(here: _Call, state: _State, loader: Loader, *, restart: bool) -> None:
+    """Rule 20: each source of a call's mixture goes on from its cursor, where the calls
+    before left it; a source whose data changed since it was last read, or that the mixture
+    restarts (``Mixture.restart``, applied when a new call starts reading it), starts a new
+    pass instead, and the rest of the pass it was in is said."""
+    for source, known, read, moved in _entering(state, loader, restart=restart):
+        if known is not None and not known.same_data(source):
             here.say(
                 "source-changed",
                 f"source {source.name!r} changed since it was last read ({known.describe()} "
                 f"-> {source.describe()}): it starts a new pass"
                 + _unread_rest(read, known.samples),
             )
-        elif restart and source.name in mixture.restart:
-            moved = _mixing.new_pass(read, source, source)
-            if moved != read:
-                here.say(
-                    "source-restarted",
-                    f"the mixture restarts source {source.name!r}: it starts pass "
-                    f"{moved // source.samples}" + _unread_rest(read, source.samples),
-                )
+        elif moved != read:
+            here.say(
+                "source-restarted",
+                f"the mixture restarts source {source.name!r}: it starts pass "
+                f"{moved // source.samples}" + _unread_rest(read, source.samples),
+            )
         state.cursors[source.name] = moved
         state.sources[source.name] = source
 
@@ -900,32 +940,51 @@ def _say_budget(here: _Call, loader: Loader, reads: tuple[SourceReads, ...]) -> 
             continue
         here.say(
             "source-budget-exceeded",
-            f"source {source.name!r} is read {_passes(Fraction(reads_of.stop, source.samples))} "
-            f"passes by the end of call {here.name!r} ({reads_of.stop:,} reads of "
-            f"{source.samples:,} samples), more than its max_passes {_passes(budget)}; this "
-            f"call reads {read_span(reads_of.start, reads_of.stop, source.samples)}; lower its "
-            "weight or the call's duration, or raise max_passes",
+            f"source {source.name!r} reaches {_passes(Fraction(reads_of.stop, source.samples))} "
+            f"passes by the end of call {here.name!r} (its cursor at {reads_of.stop:,}, "
+            f"{source.samples:,} samples a pass), more than its max_passes {_passes(budget)}; "
+            f"this call reads {read_span(reads_of.start, reads_of.stop, source.samples)}; lower "
+            "its weight or the call's duration, or raise max_passes",
         )
 
 
 def _say_coverage(segments: list[Segment], state: _State) -> list[Diagnostic]:
-    """Rule 20: what the plan leaves of each source it reads, when that is not whole passes:
-    the positions never read, or read once more than the rest."""
+    """Rule 20: what the plan leaves of each source it reads, when that is not whole passes
+    read without a gap: the positions never read (the rest of the last pass begun, and any a
+    restart or a changed source passed over), or the positions read once more than the rest.
+    Before the plan's start, a source counts as read up to its cursor."""
     said: list[Diagnostic] = []
     names = dict.fromkeys(r.name for s in segments for r in s.sources if not s.failed)
     for name in names:
-        read, samples = state.cursors[name], state.sources[name].samples
-        passes, within = divmod(read, samples)
-        if passes and not within:
+        samples = state.sources[name].samples
+        spans = sorted((a, b) for a, b in state.reads.get(name, ()) if b > a)
+        gaps, reached = [], 0
+        for a, b in spans:
+            if a > reached:
+                gaps.append((reached, a))
+            reached = max(reached, b)
+        passes, within = divmod(reached, samples)
+        if within:
+            gaps.append((reached, (passes + 1) * samples))
+        if not gaps:
             continue
-        if not passes:
-            left = f"positions {within:,}-{samples - 1:,} of pass 0 are never read"
-            text = f"{read:,} of its {samples:,} samples read; {left}"
+        if len(gaps) == 1 and within:  # read without a gap, into its last pass
+            if not passes:
+                text = f"{reached:,} of its {samples:,} samples read; positions {within:,}-"
+                text += f"{samples - 1:,} of pass 0 are never read"
+            else:
+                times = "once" if passes == 1 else f"{passes:,} times"
+                text = (
+                    f"{_passes(Fraction(reached, samples))} passes: every sample read {times}, "
+                    f"and positions {_range_text(0, within)} of pass {passes} once more"
+                )
         else:
-            times = "once" if passes == 1 else f"{passes:,} times"
+            listed = [read_span(a, b, samples) for a, b in gaps[:4]]
+            more = f"; and {len(gaps) - 4:,} more ranges" if len(gaps) > 4 else ""
             text = (
-                f"{_passes(Fraction(read, samples))} passes: every sample read {times}, and "
-                f"positions {_range_text(0, within)} of pass {passes} once more"
+                f"its cursor at {reached:,} ({samples:,} samples a pass), never read: "
+                + "; ".join(listed)
+                + more
             )
         said.append(
             Diagnostic(
@@ -946,36 +1005,46 @@ def _say_edit(
     target: Time,
     origin: Progress,
     found: dict[str, int],
-    edited: dict[str, int],
+    edited: tuple[SourceReads, ...],
 ) -> None:
     """Rule 20: what a mixture edited since its call started changes of each source's reads
     by the call's end, against the mixture it started with (planned from the same
     checkpoint)."""
-    if entry.loader.mixture is None:
-        return
     was = entry.loader
+    if was.mixture is None:
+        return
     start = found_at.normalized(was)
     try:
         steps = start.steps_until(target, loader=was, since=origin)
     except ConversionError:
         return
-    unedited, _ = _mixing.advance(was, found, start, start.advance(was, steps))
-    sizes = {s.name: s.samples for s in entry.loader.mixture.sources}
-    assert here.call.loader.mixture is not None
-    sizes.update((s.name, s.samples) for s in here.call.loader.mixture.sources)
+    _, unedited = _mixing.advance(was, found, start, start.advance(was, steps))
+    then = {r.name: r for r in unedited}
+    now = {r.name: r for r in edited}
     said = []
-    for name, samples in sizes.items():
-        now, then = edited.get(name, found.get(name, 0)), unedited.get(name, found.get(name, 0))
-        if now > then:
-            said.append(f"{name} reads {now - then:,} more ({read_span(then, now, samples)})")
-        elif now < then:
-            said.append(
-                f"{name} reads {then - now:,} fewer ({read_span(now, then, samples)} are left "
-                "for later calls, or never read)"
-            )
+    for name in dict.fromkeys([*then, *now]):
+        a, b = now.get(name), then.get(name)
+        if a is not None and b is not None and a.start == b.start:
+            if a.stop > b.stop:
+                said.append(f"{name} reads {a.stop - b.stop:,} more ({_span(b.stop, a.stop, a)})")
+            elif a.stop < b.stop:
+                said.append(
+                    f"{name} reads {b.stop - a.stop:,} fewer ({_span(a.stop, b.stop, a)} are "
+                    "left for later calls, or never read)"
+                )
+            continue
+        if (a is None or not a.read) and (b is None or not b.read):
+            continue
+        edited_text = "nothing" if a is None or not a.read else _span(a.start, a.stop, a)
+        was_text = "nothing" if b is None or not b.read else _span(b.start, b.stop, b)
+        said.append(f"{name} reads {edited_text}, where it read {was_text}")
     if said:
         here.say(
             "mixture-edit",
             f"by the end of call {here.name!r}, against the mixture it started with: "
             + "; ".join(said),
         )
+
+
+def _span(start: int, stop: int, reads: SourceReads) -> str:
+    return read_span(start, stop, reads.samples)

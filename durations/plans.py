@@ -153,6 +153,10 @@ class Plan:
     #: honoured (the same ``extend`` or ``weights`` script run again continues its own ledger,
     #: ``docs/semantics.md`` rule 9).
     mode: ResumeMode = ResumeMode.CONTINUE
+    #: Each mixture source's cursor where the plan starts: the checkpoint's, or, for a
+    #: checkpoint without a ledger, those of the point it is located at (rule 10); ``None``
+    #: when no source has one.
+    found: tuple[tuple[str, int], ...] | None = None
 
     @property
     def taken_up(self) -> TakenUp | None:
@@ -226,7 +230,7 @@ class Plan:
         """
         self._check_step(step)
         passed = {id(s) for s in self._passed(step)}
-        started = self._started_by_taking_up(step, passed)
+        started = self._started_by_taking_up(step, passed) or self._moved_on(step, passed)
         ledger: list[LedgerEntry] = list(self.unmatched)
         for segment in self.segments:
             if segment.action is Action.SKIP:
@@ -253,10 +257,8 @@ class Plan:
         )
 
     def _found_cursors(self) -> dict[str, int] | None:
-        """The cursors of the checkpoint the plan started from, when it had any."""
-        if self.checkpoint is None or self.checkpoint.cursors is None:
-            return None
-        return dict(self.checkpoint.cursors)
+        """The cursors the plan started from, when there were any."""
+        return None if self.found is None else dict(self.found)
 
     def cursors_at(self, step: int) -> dict[str, int]:
         """Each mixture source's cursor (its reads so far in the run) after ``step`` steps of
@@ -285,6 +287,21 @@ class Plan:
             (s for s in self.segments if s.action is not Action.SKIP and not s.failed), None
         )
         if first is None or id(first) in passed:
+            return None
+        return first
+
+    def _moved_on(self, step: int, passed: set[int]) -> Segment | None:
+        """Before its first step, a resumed call whose stream changed since it started (another
+        loader, order or mixture: rules 14, 19, 20) starts where the plan moved it, a new epoch
+        with its sources' cursors as they start; its checkpoint records that position, so that
+        planning again from it goes on there, not in the old stream's epoch."""
+        if step != 0 or self.checkpoint is None or self.checkpoint.ledger is None:
+            return None
+        first = next((s for s in self._active() if not s.failed), None)
+        if first is None or id(first) in passed or first.action is not Action.RESUME:
+            return None
+        recorded = next((e for e in self.checkpoint.ledger if e.name == first.name), None)
+        if recorded is None or recorded.loader.same_stream(first.loader):
             return None
         return first
 

@@ -396,7 +396,7 @@ def test_budget_is_checked_before_the_run() -> None:
     assert not over.ok
     (said,) = [d for d in over.diagnostics if d.code == "source-budget-exceeded"]
     assert said.call == "#1"
-    assert said.message.startswith("source 'math' is read 2.5 passes by the end of call '#1'")
+    assert said.message.startswith("source 'math' reaches 2.5 passes by the end of call '#1'")
 
 
 # (kwargs of Mixture / Source, the field named, a part of the message, why)
@@ -593,3 +593,110 @@ def test_step_indices_read_each_source_s_next_samples(
             ranks = range(segment.loader.world_size)
             got = [i for r in ranks for i in step_indices(p, k, rank=r)]
             assert sorted(got) == sorted(expected), k
+
+
+# -- found by review: each a relation that failed before its fix ---------------------------------
+
+_WEB, _CODE = Source(name="web", samples=30, weight=3), Source(name="code", samples=10, weight=1)
+_MIX = Loader.mixing(Mixture(sources=(_WEB, _CODE)), batch_size=4, name="m")
+
+
+def test_a_checkpoint_without_a_ledger_keeps_the_located_cursors() -> None:
+    """Rule 10: a checkpoint without a ledger is located in the script's own plan, cursors
+    included: the plan starts from them, and its own checkpoint resumes to the same end."""
+    script = [FitCall(loader=_MIX, duration="2ep", name="x")]
+    whole = plan(RunConfig(), script)
+    located = plan(
+        RunConfig(), script, Checkpoint(progress=whole.progress_at(13), loader_state=True)
+    )
+    assert located.cursors_at(0) == whole.cursors_at(13) == {"web": 39, "code": 13}
+    again = plan(RunConfig(), script, located.checkpoint_at(0))
+    assert again.cursors_at(again.total_steps) == whole.cursors_at(whole.total_steps)
+
+
+@pytest.mark.parametrize(
+    "edited",
+    [
+        Loader.mixing(
+            Mixture(sources=(Source(name="web", samples=30, weight=1), _CODE)),
+            batch_size=4,
+            name="m",
+        ),
+        Loader.mixing(
+            Mixture(sources=(_WEB, Source(name="code", samples=12, weight=1))),
+            batch_size=4,
+            name="m",
+        ),
+    ],
+    ids=["weights", "a source's size"],
+)
+def test_the_checkpoint_before_the_first_step_of_an_edited_resume_goes_on_where_it_does(
+    edited: Loader,
+) -> None:
+    """Rule 16: a resume whose mixture changed moves to a new mixture epoch (rule 20); its
+    checkpoint before the first step records that position and those cursors, so planning
+    again from it reads what the resume reads."""
+    saved = plan(RunConfig(), [FitCall(loader=_MIX, duration="10ba", name="x")]).checkpoint_at(5)
+    resumed = plan(RunConfig(), [FitCall(loader=edited, duration="10ba", name="x")], saved)
+    again = plan(
+        RunConfig(), [FitCall(loader=edited, duration="10ba", name="x")], resumed.checkpoint_at(0)
+    )
+    assert (again.stop, again.cursors_at(again.total_steps)) == (
+        resumed.stop,
+        resumed.cursors_at(resumed.total_steps),
+    )
+
+
+def test_a_call_that_cannot_be_planned_changes_no_source() -> None:
+    """Rule 14: a call that fails to place its target (a token target with no token count)
+    reads nothing, so it restarts no source and changes none: the call after it goes on in
+    each source where the call before left it, as when the call fails earlier."""
+    restarting = Loader.mixing(
+        Mixture(sources=(_WEB, Source(name="code", samples=12, weight=1)), restart={"code"}),
+        batch_size=4,
+        name="r",
+    )
+    other = Loader(samples=20, batch_size=4, name="b")
+    for failing in ("until", "duration"):
+        script = [
+            FitCall(loader=_MIX, until="3ba"),
+            FitCall(loader=other, duration="2ba"),
+            FitCall(loader=restarting, **{failing: "100tok"}),
+            FitCall(loader=_MIX, duration="2ba"),
+        ]
+        p = plan(RunConfig(), script)
+        assert [r.start for r in p.segments[3].sources] == [9, 3], failing
+        codes = {d.code for d in p.diagnostics}
+        assert not codes & {"source-restarted", "source-changed"}, failing
+
+
+def test_a_failed_call_keeps_the_resume_point_for_the_next() -> None:
+    """Rule 11: at a mid-epoch resume, a call that cannot be planned does not use up the
+    resume point: the next call that trains applies the data policy, and says so."""
+    script = [
+        FitCall(loader=_MIX, until="5ba", name="a"),
+        FitCall(loader=_MIX, until="100tok", name="bad"),
+        FitCall(loader=_MIX, duration="3ba", name="c"),
+    ]
+    saved = plan(RunConfig(), script[:1]).checkpoint_at(5)
+    p = plan(RunConfig(data="replay_epoch"), script, saved)
+    replayed = [d.call for d in p.diagnostics if d.code == "data-replayed"]
+    assert replayed == ["c"]
+    assert p.segments[2].start.sample_in_epoch == 0
+
+
+def test_coverage_and_budget_count_what_a_restart_passes_over_as_unread() -> None:
+    """A restart moves a source to a new pass: the positions it leaves are named as never
+    read at the plan's end, and the budget counts the passes its cursor reaches."""
+    code = Source(name="code", samples=10, weight=1, max_passes=1)
+    first = Loader.mixing(Mixture(sources=(_WEB, code)), batch_size=4, name="m")
+    second = Loader.mixing(Mixture(sources=(_WEB, code), restart={"code"}), batch_size=4, name="r")
+    p = plan(
+        RunConfig(), [FitCall(loader=first, until="5ba"), FitCall(loader=second, duration="5ba")]
+    )
+    said = {d.code: d.message for d in p.diagnostics}
+    assert said["source-unfinished"].endswith(
+        "its cursor at 15 (10 samples a pass), never read: positions 5-9 of pass 0; positions "
+        "5-9 of pass 1"
+    )
+    assert "reaches 1.5 passes" in said["source-budget-exceeded"]

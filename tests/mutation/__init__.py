@@ -1,7 +1,8 @@
 """Mutation testing of the core: mutmut mutates ``durations/time.py``, ``progress.py``,
-``planner.py`` and ``checkpoint.py`` one change at a time and runs the fast test selection
-of ``[tool.mutmut]`` in ``pyproject.toml`` on each mutant, with the ``mutation`` hypothesis
-profile of ``tests/conftest.py`` (few examples, the same ones for every mutant).
+``planner.py``, ``checkpoint.py``, ``mixture.py`` and ``_mixing.py`` one change at a time and
+runs the fast test selection of ``[tool.mutmut]`` in ``pyproject.toml`` on each mutant, with
+the ``mutation`` hypothesis profile of ``tests/conftest.py`` (few examples, the same ones for
+every mutant).
 
 Run it with ``python -m tests.mutation`` (``pip install -e '.[test,mutation]'``); ``--write-docs``
 rewrites the figures block of ``docs/reliability.md``. A mutant the tests do not kill must be
@@ -33,7 +34,7 @@ DOC = ROOT / "docs" / "reliability.md"
 SURVIVORS = Path(__file__).resolve().parent / "survivors.md"
 
 #: The modules mutated, in the order the figures show them.
-CORE = ("time", "progress", "planner", "checkpoint")
+CORE = ("time", "progress", "planner", "checkpoint", "mixture", "_mixing")
 
 BEGIN = "<!-- figures: begin (python -m tests.mutation --write-docs) -->"
 END = "<!-- figures: end (mutation) -->"
@@ -166,7 +167,7 @@ def figures(modules: Sequence[Module], seconds: float | None, children: int = 1)
 FIGURES = re.compile(
     r"\| module \| mutants \|.*\|\n"
     r"\|---\|.*\|\n"
-    r"(?:\| `durations/\w+\.py` \|(?: [0-9,]+ \|){6} [0-9.]+% \|\n){4}"
+    rf"(?:\| `durations/\w+\.py` \|(?: [0-9,]+ \|){{6}} [0-9.]+% \|\n){{{len(CORE)}}}"
     r"\| core \|(?: [0-9,]+ \|){6} [0-9.]+% \|\n"
     r"\n"
     r"mutmut [0-9.]+, .*"

@@ -1096,3 +1096,22 @@ def test_whole_messages(call: str, message: str) -> None:
     except FitCallError as error:
         said = str(error)
     assert said == message
+
+
+def test_the_position_after_skipped_calls_is_its_reader_s() -> None:
+    """Rules 4 and 16: after the ledger's finished calls are skipped, the data position is the
+    one the started call's loader read to, not the last skipped call's: a call that cannot be
+    planned placed before the started call measures the epoch on the right loader, and the
+    resume ends where the uninterrupted plan does."""
+    a = Loader(samples=40, batch_size=4, name="a")
+    b = Loader(samples=20, batch_size=4, name="b")
+    script = [
+        FitCall(loader=a, until="3ba", name="first"),
+        FitCall(loader=b, duration="2ba", name="second"),
+        FitCall(loader=a, duration="100tok", name="bad"),
+        FitCall(loader=a, duration="2ba", name="last"),
+    ]
+    whole = plan(RunConfig(), script)
+    resumed = plan(RunConfig(), script, whole.checkpoint_at(6))
+    assert resumed.stop == whole.stop
+    assert "epoch-abandoned" not in [d.code for d in resumed.diagnostics]

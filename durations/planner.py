@@ -681,8 +681,7 @@ def _apply_data_policy(
         end = loader.samples if loader.samples is not None else pos.sample_in_epoch
         skipped = SampleRange(pos.epoch, pos.sample_in_epoch, end)
         kept = (
-            " (mixture positions: its sources keep their cursors, so no source sample is "
-            "skipped)"
+            " (mixture positions: its sources keep their cursors, so no source sample is skipped)"
             if loader.mixture is not None
             else ""
         )

@@ -354,7 +354,8 @@ class OrderSampler:
         }
         if self.mixture is not None:
             state["mixture"] = self.mixture.to_dict()
-            state["cursors"] = dict(self._base)  # when the epoch began
+            # Each source's cursor when the epoch began.
+            state["cursors"] = {n: self._base.get(n, 0) for n in self.mixture.names}
         return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -375,8 +376,11 @@ class OrderSampler:
                 f"a data set of {shown_value(state.get('samples'))} samples (this one has "
                 f"{self.samples})"
             )
-        mixed = None if self.mixture is None else self.mixture.to_dict()
-        if state.get("mixture") != mixed:
+        mixed = None if self.mixture is None else _stream(self.mixture.to_dict())
+        saved_mixture = state.get("mixture")
+        if (
+            _stream(saved_mixture) if isinstance(saved_mixture, Mapping) else saved_mixture
+        ) != mixed:
             differences.append("another mixture" if mixed else "a mixture")
         if differences:
             raise IntegrationError(
@@ -506,6 +510,12 @@ def _dealt(low: int, high: int, world: int, device: int) -> Any:
     t = torch.arange(high - low, dtype=torch.int64)
     within = t % round_
     return low + (t - within) + within // device + world * (within % device)
+
+
+def _stream(mixture: Mapping[str, Any]) -> dict[str, Any]:
+    """A mixture's data as a sampler state records it, its ``restart`` aside (it applies when a
+    call starts reading, not to where a stream stands: ``Mixture.same_stream``)."""
+    return {key: value for key, value in mixture.items() if key != "restart"}
 
 
 def _ranked(shares: tuple[int, ...]) -> tuple[Any, Any]:

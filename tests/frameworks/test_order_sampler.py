@@ -331,3 +331,92 @@ def test_dealt_refuses_padding_that_is_not_whole_rounds() -> None:
     with pytest.raises(IntegrationError, match=r"repeat padding; .* padding='cycle'"):
         DealtOrderSampler(Order.sequential(), _job(2, 2))
     DealtOrderSampler(Order.sequential(), _job(1, 2))  # one rank evens nothing
+
+
+# -- mixtures (semantics.md rule 20) ------------------------------------------------------------
+
+
+def _mixture_script(world: int) -> list[FitCall]:
+    from durations import Mixture, Source
+
+    web = Source(name="web", samples=23, weight=3, order=Order.shuffled(4))
+    code = Source(name="code", samples=7, weight=1)
+    math = Source(name="math", samples=5, weight=1, order=Order.shuffled(9), wrap="replay")
+    anneal = Mixture(
+        sources=(code, Source(name="math", samples=5, weight=2, order=Order.shuffled(9))),
+        stop="all_exhausted",
+        restart={"math"},
+    )
+    first, second = (
+        Loader.mixing(m, world_size=world, device_batch_size=2, padding="cycle", name=n)
+        for m, n in ((Mixture(sources=(web, code, math)), "p"), (anneal, "a"))
+    )
+    return [FitCall(loader=first, duration="2.5ep"), FitCall(loader=second, duration="2ep")]
+
+
+@pytest.mark.parametrize("world", [1, 2, 3])
+def test_a_mixture_s_samplers_read_the_plan_s_indices(world: int) -> None:
+    """Started at each call of a two-phase mixture plan (a restart and a replayed source among
+    them), every rank's OrderSampler, on int64 tensors, and the DealtOrderSampler read exactly
+    what step_indices names, epoch after epoch; and so does a sampler started at the plan
+    resumed from a checkpoint inside each call."""
+    run = plan(RunConfig(), _mixture_script(world))
+    for segment in run.segments:
+        steps = range(segment.start_step + 1, segment.stop_step + 1)
+        for rank in range(world):
+            sampler = OrderSampler(None, segment.loader, rank=rank)
+            sampler.start_at(segment)
+            expected = [i for k in steps for i in step_indices(run, k, rank=rank)]
+            got: list[int] = []
+            while len(got) < len(expected):
+                got.extend(sampler)
+            assert got[: len(expected)] == expected, (segment.name, rank)
+        dealt = DealtOrderSampler(None, segment.loader)
+        dealt.start_at(segment)
+        expected = [i for k in steps for r in range(world) for i in step_indices(run, k, rank=r)]
+        got = []
+        while len(got) < len(expected):
+            got.extend(dealt)
+        assert got[: len(expected)] == expected, segment.name
+        middle = segment.start_step + segment.steps // 2
+        resumed = plan(RunConfig(), _mixture_script(world), run.checkpoint_at(middle))
+        sampler = OrderSampler(None, segment.loader, rank=0)
+        sampler.start_at(resumed)
+        first = resumed.segment_at(1)
+        assert first is not None
+        rest = range(1, first.stop_step + 1)
+        expected = [i for k in rest for i in step_indices(resumed, k, rank=0)]
+        got = []
+        while len(got) < len(expected):
+            got.extend(sampler)
+        assert got[: len(expected)] == expected, ("resumed", segment.name)
+
+
+def test_a_mixture_sampler_refuses_what_it_cannot_read() -> None:
+    """An order given with a mixture loader, a position that does not say where each source
+    stands, and a saved state of another mixture are refused, naming what to do."""
+    from durations import Mixture, Source
+
+    loader = _mixture_script(2)[0].loader
+    with pytest.raises(IntegrationError, match="pass order=None"):
+        OrderSampler(Order.shuffled(1), loader, rank=0)
+    sampler = OrderSampler(None, loader, rank=0)
+    from durations import Progress
+
+    with pytest.raises(IntegrationError, match="where each source of the mixture stands"):
+        sampler.start_at(Progress())
+    other = Loader.mixing(
+        Mixture(sources=(Source(name="x", samples=35, weight=1),)),
+        world_size=2,
+        device_batch_size=2,
+        padding="cycle",
+    )
+    with pytest.raises(IntegrationError, match="another mixture"):
+        sampler.load_state_dict(OrderSampler(None, other, rank=0).state_dict())
+    restarted = Loader.mixing(
+        Mixture(sources=loader.mixture.sources, restart={"web"}),  # type: ignore[union-attr]
+        world_size=2,
+        device_batch_size=2,
+        padding="cycle",
+    )
+    sampler.load_state_dict(OrderSampler(None, restarted, rank=0).state_dict())  # one stream

@@ -140,7 +140,7 @@ def _cursors(
         name, read = pair
         if isinstance(read, bool) or not isinstance(read, int) or read < 0:
             raise CheckpointFormatError(
-                f"cursors.{name}", f"expected a whole number >= 0, got {shown_value(read)}"
+                f"cursors.{_key(name)}", f"expected a whole number >= 0, got {shown_value(read)}"
             )
     names = [name for name, _ in pairs]
     if len(set(names)) != len(names):
@@ -512,10 +512,19 @@ def _cursors_from(root: _Reader) -> tuple[tuple[str, int], ...] | None:
         return None
     if not isinstance(data, Mapping):
         raise CheckpointFormatError("cursors", "expected an object of source names and reads")
-    reader = _Reader(data, "cursors")
-    pairs = [(str(name), reader.whole(str(name))) for name in data]
-    reader.finish()
+    pairs = []
+    for name, read in data.items():
+        if isinstance(read, bool) or not isinstance(read, int):
+            raise CheckpointFormatError(
+                f"cursors.{_key(str(name))}", f"expected a whole number, got {shown_value(read)}"
+            )
+        pairs.append((str(name), read))
     return tuple(pairs)
+
+
+def _key(name: str) -> str:
+    """A source's name in a place of the data: whole when short, else by its start."""
+    return name if len(name) <= 64 else f"{name[:40]}...({len(name):,} characters)"
 
 
 def _taken_up_from(reader: _Reader) -> TakenUp:

@@ -557,6 +557,11 @@ MALFORMED_V6 = [
     ("d['cursors'] = [1]", "cursors", "expected an object of source names and reads"),
     ("d['cursors']['web'] = -1", "cursors.web", "expected a whole number >= 0"),
     ("d['cursors']['web'] = 1.5", "cursors.web", "expected a whole number, got 1.5"),
+    (  # a source's name is shown by its start (found by the folders fuzz target)
+        "d['cursors']['x' * 100_000] = -1",
+        "cursors." + "x" * 40 + "...(100,000 characters)",
+        "expected a whole number >= 0, got -1",
+    ),
     ("del d['cursors']", "cursors", "missing"),
     ("del d['ledger'][0]['loader']['mixture']", "ledger[0].loader.mixture", "missing"),
     (  # a mixture's epoch is its own: a loader of another length does not read it

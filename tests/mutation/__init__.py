@@ -1,8 +1,7 @@
 """Mutation testing of the core: mutmut mutates ``durations/time.py``, ``progress.py``,
-``planner.py``, ``checkpoint.py``, ``mixture.py`` and ``_mixing.py`` one change at a time and
-runs the fast test selection of ``[tool.mutmut]`` in ``pyproject.toml`` on each mutant, with
-the ``mutation`` hypothesis profile of ``tests/conftest.py`` (few examples, the same ones for
-every mutant).
+``planner.py`` and ``checkpoint.py`` one change at a time and runs the fast test selection of
+``[tool.mutmut]`` in ``pyproject.toml`` on each mutant, with the ``mutation`` hypothesis
+profile of ``tests/conftest.py`` (few examples, the same ones for every mutant).
 
 Run it with ``python -m tests.mutation`` (``pip install -e '.[test,mutation]'``); ``--write-docs``
 rewrites the figures block of ``docs/reliability.md``. A mutant the tests do not kill must be
@@ -34,7 +33,7 @@ DOC = ROOT / "docs" / "reliability.md"
 SURVIVORS = Path(__file__).resolve().parent / "survivors.md"
 
 #: The modules mutated, in the order the figures show them.
-CORE = ("time", "progress", "planner", "checkpoint", "mixture", "_mixing")
+CORE = ("time", "progress", "planner", "checkpoint")
 
 BEGIN = "<!-- figures: begin (python -m tests.mutation --write-docs) -->"
 END = "<!-- figures: end (mutation) -->"

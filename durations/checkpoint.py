@@ -70,21 +70,21 @@ class LedgerEntry:
         if not self.name:
             raise CheckpointFormatError("", "a ledger entry needs the call's name")
         if self.finished and self.stop is None:
-            raise CheckpointFormatError("", f"call {self.name!r} is finished but has no stop")
+            raise CheckpointFormatError("", f"call {shown(self.name)} is finished but has no stop")
         if self.duration is not None and self.until is not None:
             raise CheckpointFormatError(
-                "", f"call {self.name!r} records both a duration and an until; a call has one"
+                "", f"call {shown(self.name)} records both a duration and an until; a call has one"
             )
         if self.target.unit is Unit.DUR:
             raise CheckpointFormatError(
                 "",
-                f"call {self.name!r} records target {self.target}; a resolved target is "
+                f"call {shown(self.name)} records target {self.target}; a resolved target is "
                 "never in dur",
             )
         if not self.origin.at_epoch_start:
             raise CheckpointFormatError(
                 "",
-                f"call {self.name!r} records a clock origin inside an epoch; a run clock "
+                f"call {shown(self.name)} records a clock origin inside an epoch; a run clock "
                 "starts at an epoch start",
             )
 

@@ -15,9 +15,11 @@ from durations import (
     Checkpoint,
     CheckpointFormatError,
     GeometryError,
+    LedgerEntry,
     Loader,
     Order,
     Progress,
+    Source,
     Time,
 )
 from durations.errors import DurationsError
@@ -154,6 +156,22 @@ def test_a_long_message_is_an_escape(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         lambda: Loader.sharded(samples=10, world_size=1, device_batch_size=1, padding="p" * 10**6),
         lambda: Order.shuffled(seed=["x"] * 10_000),  # type: ignore[arg-type]
         lambda: Permutation(10, 0, "e" * 1_000_000),  # type: ignore[arg-type]
+        # Found by the folders target's large budget: a ledger entry's name was repeated whole
+        # in its validation message (142,191 characters).
+        lambda: LedgerEntry(
+            name="9" * 142_037,
+            fingerprint="f",
+            loader=Loader(samples=10, batch_size=2),
+            duration=Time.parse("1ba"),
+            until=Time.parse("2ba"),
+            reset_time=False,
+            start=Progress(),
+            origin=Progress(),
+            target=Time.parse("2ba"),
+            finished=False,
+        ),
+        # Found by the mixture target: a source's name repeated whole (158,453 characters).
+        lambda: Source(name="x" * 100_000, samples=0, weight=1),
     ],
 )
 def test_a_huge_bad_value_gives_a_short_message(make: object) -> None:

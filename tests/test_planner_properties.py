@@ -303,13 +303,15 @@ def _policy_ranges_hold(at: Checkpoint, exact: Plan, resumed: Plan, policy: Data
     ``at`` under the exact policy. replay_epoch reports [0, sample_in_epoch) and starts the
     epoch again with the lifetime counters unchanged; next_epoch reports [sample_in_epoch,
     samples) and starts the next epoch; a resume that does not go on inside an epoch of the
-    same stream reports neither."""
-    first = next((s for s in resumed.segments if s.action is not Action.SKIP), None)
+    same stream reports neither. The policy applies at the first call that trains: one that
+    cannot be planned before it reads nothing and leaves the resume point to it (rule 14)."""
+    first = next(
+        (s for s in resumed.segments if s.action is not Action.SKIP and not s.failed), None
+    )
     resumes_mid_epoch = (
         first is not None
         and exact.segments[first.index].start.sample_in_epoch > 0
         and first.abandoned is None
-        and not first.failed
     )
     if not resumes_mid_epoch:
         assert all(s.replayed is None and s.skipped is None for s in resumed.segments)

@@ -229,7 +229,8 @@ class Plan:
         this checkpoint continues exactly where this plan is (``docs/semantics.md``, rule 16).
         """
         self._check_step(step)
-        passed = {id(s) for s in self._passed(step)}
+        passing = self._passed(step)
+        passed = {id(s) for s in passing}
         started = self._started_by_taking_up(step, passed) or self._moved_on(step, passed)
         ledger: list[LedgerEntry] = list(self.unmatched)
         for segment in self.segments:
@@ -246,14 +247,14 @@ class Plan:
                         attrs.evolve(segment.entry, finished=False, stop=None, anchor=None)
                     )
         progress = self.progress_at(step) if started is None else started.start
-        cursors = dict(started.cursors) if started is not None else self._cursors_at(step)
-        mixed = any(entry.loader.mixture is not None for entry in ledger)
+        cursors = dict(started.cursors) if started is not None else self._cursors_at(step, passing)
+        mixed = bool(cursors) or any(entry.loader.mixture is not None for entry in ledger)
         return Checkpoint(
             progress=progress,
             ledger=tuple(ledger),
             loader_state=True,
             taken_up=self.taken_up,
-            cursors=cursors if cursors or mixed else self._found_cursors(),
+            cursors=cursors if mixed else self._found_cursors(),
         )
 
     def _found_cursors(self) -> dict[str, int] | None:
@@ -264,10 +265,9 @@ class Plan:
         """Each mixture source's cursor (its reads so far in the run) after ``step`` steps of
         this plan (``docs/mixtures.md``): O(calls), whatever the step."""
         self._check_step(step)
-        return self._cursors_at(step)
+        return self._cursors_at(step, self._passed(step))
 
-    def _cursors_at(self, step: int) -> dict[str, int]:
-        passed = self._passed(step)
+    def _cursors_at(self, step: int, passed: list[Segment]) -> dict[str, int]:
         if not passed:
             return self._found_cursors() or {}
         last = passed[-1]

@@ -106,11 +106,6 @@ def advance(
     return after, tuple(reads)
 
 
-def replayed(loader: Loader, cursors: Mapping[str, int], at: Progress) -> Cursors:
-    """The cursors after the epoch ``at`` is in is read again from its start (a replay)."""
-    return epoch_start(loader, cursors, at)
-
-
 def new_pass(read: int, before: Source, after: Source) -> int:
     """The cursor of a source that starts a new pass: past every pass it has begun (of
     ``before``'s size), in passes of ``after``'s size."""

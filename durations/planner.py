@@ -392,7 +392,8 @@ def _train(
         # Rule 11: where the data resumes inside an interrupted epoch.
         replayed, skipped, pos = _apply_data_policy(pos, loader, config, checkpoint, here.say)
         if replayed is not None and loader.mixture is not None:
-            state.cursors = _mixing.replayed(loader, state.cursors, start.pos)
+            # The epoch is read again from its start: its cursors go back there.
+            state.cursors = _mixing.epoch_start(loader, state.cursors, start.pos)
     state.at_resume_point = False
     if loader.mixture is not None:
         _enter_mixture(here, state, loader, restart=entry is None and not continues)

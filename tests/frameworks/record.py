@@ -222,6 +222,21 @@ def summary(observed: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _merged(out: Path, recorded: dict[str, Any]) -> dict[str, Any]:
+    """Write ``recorded``'s scenarios into ``out`` in place, keeping every other scenario and
+    framework entry (under a lock, so that two recordings at once do not lose each other's)."""
+    import fcntl
+
+    with open(out.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        document = json.loads(out.read_text()) if out.exists() else recorded
+        document["observations"].update(recorded["observations"])
+        document["meta"]["frameworks"].update(recorded["meta"]["frameworks"])
+        document["meta"]["recorded"] = recorded["meta"]["recorded"]
+        out.write_text(dumps(document) + "\n")
+    return document
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -229,6 +244,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", action="append", default=[], help="substring of scenario ids")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="replace only the recorded scenarios in --out, keeping the others",
+    )
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--markdown", type=Path, help="write the per-scenario report of --out here")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -280,7 +300,10 @@ def main(argv: list[str] | None = None) -> int:
             for sid, obs in r["observations"].items()
         },
     }
-    args.out.write_text(dumps(observed) + "\n")
+    if args.merge:
+        observed = _merged(args.out, observed)
+    else:
+        args.out.write_text(dumps(observed) + "\n")
     print(summary(observed))
     print(f"wrote {args.out}")
     return 0 if all(r is not None for r in results.values()) else 1

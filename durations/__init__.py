@@ -21,6 +21,7 @@ _EXPORTS = {
     "AtCallEnds": "intervals",
     "Checkpoint": "checkpoint",
     "CheckpointFormatError": "errors",
+    "CompareError": "errors",
     "ConversionError": "errors",
     "DataPolicy": "fit",
     "Diagnostic": "diagnostics",
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
     from .diagnostics import Diagnostic as Diagnostic, Severity as Severity
     from .errors import (
         CheckpointFormatError as CheckpointFormatError,
+        CompareError as CompareError,
         ConversionError as ConversionError,
         DurationsError as DurationsError,
         FitCallError as FitCallError,

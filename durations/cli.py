@@ -257,6 +257,7 @@ def _compare_command(
               durations compare examples/two-phase.toml
               durations compare examples/two-phase.toml --crash-at 3000
               durations compare examples/two-phase.toml --trainer lightning --json
+              durations compare examples/elastic-ddp.toml --crash-at 3 --world-size 3
             """
         ),
         formatter_class=formatter,
@@ -266,7 +267,16 @@ def _compare_command(
         "--crash-at",
         type=_positive,
         metavar="STEP",
-        help="the job dies after this many of the trainer's steps and the script is run again",
+        help="the job is killed after this many optimizer steps (counted over the whole script) "
+        "and the same script is run again, resuming from the newest checkpoint each trainer's "
+        "own save settings wrote",
+    )
+    k.add_argument(
+        "--world-size",
+        type=_positive,
+        metavar="N",
+        help="run the re-run after --crash-at on N processes (every data-parallel loader's "
+        "per-device geometry unchanged)",
     )
     k.add_argument(
         "--trainer",
@@ -611,7 +621,12 @@ def _compare(args: argparse.Namespace) -> int:
     path = Path(args.scenario)
     scenario = Scenario.from_toml(read_text(path), source=str(path))
     try:
-        comparison = compare(scenario, crash_at=args.crash_at, trainers=args.trainer or TRAINERS)
+        comparison = compare(
+            scenario,
+            crash_at=args.crash_at,
+            world_size=args.world_size,
+            trainers=args.trainer or TRAINERS,
+        )
     except ValueError as error:
         raise InputError(str(error)) from None
     if args.json:

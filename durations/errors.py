@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = [
     "CheckpointFormatError",
+    "CompareError",
     "ConversionError",
     "DurationsError",
     "FitCallError",
@@ -177,6 +178,12 @@ class CheckpointFormatError(DurationsError, ValueError):
         self.reason = message
         where = f" at {path}" if path else ""
         super().__init__(f"invalid checkpoint data{where}: {message}")
+
+
+class CompareError(DurationsError, ValueError):
+    """A comparison of trainers (``durations.compare``) that cannot be made as asked: a crash
+    step outside the run, a world size without a crash or on a loader with no per-device
+    geometry, a plan of more steps than the emulations step through."""
 
 
 class ScheduleError(DurationsError, ValueError):

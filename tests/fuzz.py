@@ -239,6 +239,48 @@ def target_scenario(data: bytes, scratch: Path) -> str:
     return {0: "accepted", 1: "planned with an error"}.get(code, "refused")
 
 
+#: The most steps a fuzzed comparison emulates: the profiles step through the run, so a
+#: mutated scenario of a million steps would be slow, not wrong (``compare`` refuses more than
+#: ``MAX_STEPS`` itself, tested in tests/test_compare.py).
+_COMPARED_STEPS = 5_000
+
+
+def target_compare(data: bytes, scratch: Path) -> str:
+    """``compare`` of a scenario on the four trainer profiles, with a crash step and a world
+    size the input decides; ``durations compare FILE --crash-at K [--world-size N] [--json]``.
+    Beyond the refusals: a comparison's steps are its outcomes' steps, and a trainer that
+    agrees has no difference."""
+    from durations.compare import compare
+
+    scenario = _api("Scenario.from_toml", lambda: Scenario.from_toml(_text(data), source="s.toml"))
+    if scenario is None:
+        return "refused"
+    found = _api("plan", lambda: plan(scenario.config, scenario.calls))
+    if found is None or found.total_steps > _COMPARED_STEPS:
+        return "not compared"
+    crash = 1 + sum(data) % max(1, found.total_steps) if found.total_steps > 1 else None
+    world = 1 + len(data) % 4 if crash is not None and len(data) % 3 == 0 else None
+    result = _api("compare", lambda: compare(scenario, crash_at=crash, world_size=world))
+    if result is not None:
+        for trainer in result.trainers:
+            if trainer.steps != sum(o.steps for o in trainer.outcomes):
+                raise Escape(f"compare: {trainer.trainer} steps are not its calls' steps")
+            if trainer.agrees and trainer.differences:
+                raise Escape(f"compare: {trainer.trainer} agrees with differences")
+            if len(trainer.rates) != len(trainer.planned_rates):
+                raise Escape(f"compare: {trainer.trainer} rates and planned rates differ in length")
+    path = scratch / "s.toml"
+    path.write_bytes(data)
+    argv = ["compare", str(path)]
+    if crash is not None:
+        argv += ["--crash-at", str(crash)]
+    if world is not None:
+        argv += ["--world-size", str(world)]
+    code = _cli(*argv)
+    _cli(*argv, "--json")
+    return "compared" if code == 0 else "refused"
+
+
 def target_checkpoint(data: bytes, scratch: Path) -> str:
     """A checkpoint JSON file: ``read_checkpoint`` (a Checkpoint it returns must round-trip
     through ``to_dict``), the Hugging Face ledger reader, ``durations inspect`` and
@@ -1233,6 +1275,14 @@ TARGETS: dict[str, Target] = {
             structure=mutate_lines,
         ),
         Target(
+            "compare",
+            "compare, durations compare FILE [--crash-at K] [--world-size N] [--json]",
+            target_compare,
+            lambda scratch: _files("examples/*.toml", "tests/golden/*.toml"),
+            _TOML_TOKENS,
+            structure=mutate_lines,
+        ),
+        Target(
             "checkpoint",
             "read_checkpoint, the Hugging Face ledger reader, durations inspect, --resume-from",
             target_checkpoint,
@@ -1466,6 +1516,7 @@ PURE = (
     "folders",
     "order",
     "mixture",
+    "compare",
 )
 BEGIN = "<!-- figures: begin (python -m tests.fuzz --budget {budget}{targets} --write-docs) -->"
 END = "<!-- figures: end (fuzz {budget}{targets}) -->"

@@ -112,6 +112,13 @@ class TestUnsupported:
         with pytest.raises(Unsupported, match="is a stream"):
             datasets(_scenario(FitCall(loader=stream, duration="5ba")))
 
+    def test_too_many_steps(self) -> None:
+        """The profiles step through the run: a plan of more than MAX_STEPS steps is refused
+        with the way out, before any trainer is emulated."""
+        tiny = Loader(samples=10**9, batch_size=1, name="tiny")
+        with pytest.raises(ValueError, match="the plan has 1,000,000,000 steps: compare emulates"):
+            compare(_scenario(FitCall(loader=tiny), max_duration="1ep"))
+
     def test_crash_outside_the_run(self) -> None:
         """A crash step must be inside the run."""
         with pytest.raises(ValueError, match="expected a step inside the run, 1 to 22"):
@@ -220,3 +227,116 @@ def test_cli_compare_under_ddp() -> None:
     assert "torchrun --nproc_per_node=2: Trainer(" in text
     assert "  - reads samples 60-100 of 'train' once where the plan reads them twice" in text
     assert "cannot say it: the keras profile models one process" in text
+
+
+class TestWorldSize:
+    """``compare(..., crash_at=k, world_size=n)``: the re-run on ``n`` processes, against the
+    plan's first ``k`` steps and then the plan resumed on ``n`` ranks."""
+
+    @pytest.mark.parametrize("crash", [1, 3, 5, 7, 11])
+    def test_the_same_world_size_is_the_plain_crash(self, crash: int) -> None:
+        """Re-running on as many processes as the first run changes nothing: same steps, same
+        differences, for every trainer (the resumed plan is the rest of the uninterrupted one)."""
+        plain = compare(ELASTIC_DDP, crash_at=crash)
+        same = compare(ELASTIC_DDP, crash_at=crash, world_size=2)
+        assert same.total_steps == plain.total_steps == 12
+        for a, b in zip(plain.trainers, same.trainers, strict=True):
+            assert (a.trainer, a.steps, a.differences) == (b.trainer, b.steps, b.differences)
+
+    @pytest.mark.parametrize(
+        ("world", "steps"),
+        [
+            # 41 samples left of 101 at 10 a step: 5 steps, then 101: 11 steps
+            (1, 3 + 5 + 11),
+            # the epoch padded to 102: 42 left at 30 a step: 2, then 102: 4
+            (3, 3 + 2 + 4),
+            # padded to 104: 44 left at 40 a step: 2, then 104: 3
+            (4, 3 + 2 + 3),
+        ],
+    )
+    def test_the_plan_resumes_on_the_new_ranks(self, world: int, steps: int) -> None:
+        """The plan reads on from position 60 of epoch 0 (3 steps of 2 ranks of 10) at the new
+        global batch of 10 per rank, each epoch padded to a multiple of the ranks."""
+        result = compare(ELASTIC_DDP, crash_at=3, world_size=world)
+        assert result.resumed is not None
+        assert result.resumed.start.sample == 60
+        assert result.total_steps == steps
+
+    def test_a_trainer_that_follows_the_plan_agrees(self) -> None:
+        """Lightning and Hugging Face both shift the data at another world size (FINDINGS.md
+        LR3, HR3): neither agrees with the sample-exact plan on 3 processes."""
+        result = compare(ELASTIC_DDP, crash_at=3, world_size=3)
+        for trainer in ("lightning", "transformers"):
+            found = outcome(result, trainer)
+            assert found.supported  # type: ignore[attr-defined]
+            assert not found.agrees  # type: ignore[attr-defined]
+        assert outcome(result, "transformers").outcomes[-1].steps == 5  # type: ignore[attr-defined]
+
+    @pytest.mark.parametrize(
+        ("scenario", "kwargs", "message"),
+        [
+            # a world size is for the re-run: without a crash there is none
+            (ELASTIC_DDP, {"world_size": 3}, "the re-run's world size needs a re-run"),
+            # a loader of one global batch has no per-device geometry to scale
+            (SMALL, {"world_size": 2, "crash_at": 3}, "gives no per-device geometry"),
+            # zero processes run nothing
+            (ELASTIC_DDP, {"world_size": 0, "crash_at": 3}, "expected a whole number >= 1"),
+        ],
+    )
+    def test_refusals(self, scenario: Scenario, kwargs: dict[str, int], message: str) -> None:
+        with pytest.raises(ValueError, match=message):
+            compare(scenario, **kwargs)  # type: ignore[arg-type]
+
+
+def test_cli_compare_on_another_world_size() -> None:
+    """`durations compare examples/elastic-ddp.toml --crash-at 3 --world-size 3` says the
+    resumed plan's steps, and JSON carries the resumed plan."""
+    path = str(ROOT / "examples" / "elastic-ddp.toml")
+    command = [sys.executable, "-m", "durations", "compare", path, "--crash-at", "3"]
+    text = subprocess.run(
+        [*command, "--world-size", "3"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "run again on 3\n    processes" in text  # wrapped at 100 columns
+    assert "and on 3 processes from step 3: 6 more steps, 9 in all" in text
+    data = json.loads(
+        subprocess.run(
+            [*command, "--world-size", "3", "--json"], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert (data["world_size"], data["total_steps"]) == (3, 9)
+    assert data["resumed"]["total_steps"] == 6
+    failed = subprocess.run(
+        [sys.executable, "-m", "durations", "compare", path, "--world-size", "3"],
+        capture_output=True,
+        text=True,
+    )
+    assert failed.returncode != 0
+    assert "the re-run's world size needs a re-run" in failed.stderr
+
+
+class TestCost:
+    """The comparison works on runs of sample ids: a data set of millions of samples costs what
+    its steps cost (the emulations step), not what its samples would."""
+
+    def test_reads_are_ranges(self) -> None:
+        big = Loader(samples=4_000_000, batch_size=500_000, name="big")
+        result = compare(_scenario(FitCall(loader=big), max_duration="2ep"), crash_at=3)
+        for trainer in result.trainers:
+            assert trainer.supported
+            for call in trainer.outcomes:
+                assert all(isinstance(ids, range) for ids in call.batches)
+
+    def test_loaders_of_more_than_a_million_samples_are_told_apart(self) -> None:
+        """Each loader's ids follow the previous loader's: two large loaders never share ids,
+        so the second phase's reads are named on its own loader."""
+        a = Loader(samples=1_500_000, batch_size=500_000, name="a")
+        b = Loader(samples=2_000_000, batch_size=500_000, name="b")
+        scenario = _scenario(FitCall(loader=a, duration="1ep"), FitCall(loader=b, duration="1ep"))
+        assert datasets(scenario)["b"].offset == 1_500_000
+        result = outcome(compare(scenario, crash_at=2), "lightning")
+        # The replayed epoch's last third would have been b's first samples with a fixed
+        # offset of 1,000,000 a loader: here it is a's, and b is read as planned.
+        assert result.differences == (  # type: ignore[attr-defined]
+            "reads samples 0-499,999 of 'a' twice where the plan reads them once",
+            "never reads samples 1,000,000-1,499,999 of 'a' (the plan reads them once)",
+        )

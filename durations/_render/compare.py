@@ -27,11 +27,17 @@ def compare_text(comparison: Comparison, source: str) -> str:
         if comparison.crash_at is not None
         else ""
     )
-    lines = [
-        f"{source}{crash}",
-        f"durations plans {number(plan.total_steps)} steps ({per_call})",
-        "",
-    ]
+    if comparison.world_size is not None:
+        crash += f" on {number(comparison.world_size)} processes"
+    lines = [f"{source}{crash}", f"durations plans {number(plan.total_steps)} steps ({per_call})"]
+    resumed = comparison.resumed
+    if resumed is not None and comparison.crash_at is not None:
+        lines.append(
+            f"  and on {number(comparison.world_size or 0)} processes from step "
+            f"{number(comparison.crash_at)}: {number(resumed.total_steps)} more steps, "
+            f"{number(comparison.total_steps)} in all"
+        )
+    lines.append("")
     rows = [["trainer", "version", "steps", "outcome"]]
     for t in comparison.trainers:
         if not t.supported:
@@ -41,6 +47,8 @@ def compare_text(comparison: Comparison, source: str) -> str:
             outcome = (
                 "trains exactly the plan" if t.agrees else f"{len(t.differences)} difference(s)"
             )
+            if comparison.scenario.schedule is not None and not t.rates:
+                outcome += "; learning rate not compared"
             steps = number(t.steps)
         rows.append([t.trainer, t.version, steps, outcome])
     lines.extend(aligned(rows, frozenset({2})))
@@ -50,6 +58,9 @@ def compare_text(comparison: Comparison, source: str) -> str:
         lines.append("")
         lines.append(f"{t.trainer} {t.version}, written as:")
         lines.extend(f"  {note}" for note in t.translation)
+        if comparison.scenario.schedule is not None:
+            said = t.schedule or "not modelled: this profile does not model its scheduler"
+            lines.append(f"  learning rate: {said}")
         for difference in t.differences:
             lines.append(f"  - {difference}")
     return "\n".join(lines) + "\n"
@@ -59,6 +70,9 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
     return {
         "plan": plan_json(comparison.plan),
         "crash_at": comparison.crash_at,
+        "world_size": comparison.world_size,
+        "resumed": None if comparison.resumed is None else plan_json(comparison.resumed),
+        "total_steps": comparison.total_steps,
         "trainers": [
             {
                 "trainer": t.trainer,
@@ -69,6 +83,9 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
                 "agrees": t.agrees,
                 "translation": list(t.translation),
                 "differences": list(t.differences),
+                "schedule": t.schedule,
+                "rates": list(t.rates),
+                "planned_rates": list(t.planned_rates),
                 "calls": [
                     {
                         "steps": o.steps,

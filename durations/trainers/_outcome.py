@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Generic, TypeVar
 
 import attrs
 
-__all__ = ["CallOutcome", "Dataset", "TrainerError", "Translation", "Unsupported"]
+__all__ = ["CallOutcome", "Dataset", "TrainerError", "Translation", "Unsupported", "joined"]
+
+#: The sample ids one step or micro-batch reads: a ``range`` when they are contiguous (so that a
+#: profile's cost grows with the steps it emulates, never with the samples they read), a tuple
+#: otherwise. Compare them as ``tuple(ids)``.
+Ids = Sequence[int]
 
 _Call = TypeVar("_Call")
 
@@ -40,18 +45,30 @@ class Dataset:
                     f"{len(order)} values"
                 )
 
-    def ids(self, start: int, stop: int) -> tuple[int, ...]:
-        """The ids at positions ``[start, stop)`` of an epoch."""
-        return tuple(range(self.offset + start, self.offset + stop))
+    def ids(self, start: int, stop: int) -> range:
+        """The ids at positions ``[start, stop)`` of an epoch.
 
-    def read(self, positions: range, *, epoch: int, shuffled: bool) -> tuple[int, ...]:
+        >>> Dataset(samples=100, offset=1000).ids(10, 20)
+        range(1010, 1020)
+        """
+        return range(self.offset + start, self.offset + stop)
+
+    def read(self, positions: range, *, epoch: int, shuffled: bool) -> Ids:
         """The ids that ``positions`` of epoch ``epoch``'s sequence read: a data-parallel
         sampler's positions past the data's end read its start again, and a ``shuffled`` read
         goes through ``orders[epoch]`` when there are orders.
 
         >>> Dataset(samples=3, orders=[(2, 0, 1)]).read(range(2, 5), epoch=0, shuffled=True)
         (1, 2, 0)
+        >>> Dataset(samples=3).read(range(0, 2), epoch=0, shuffled=False)
+        range(0, 2)
         """
+        if (
+            positions.step == 1
+            and positions.stop <= self.samples
+            and not (shuffled and self.orders)
+        ):
+            return self.ids(positions.start, positions.stop)
         places = [position % self.samples for position in positions]
         if shuffled and self.orders:
             if epoch >= len(self.orders):
@@ -76,18 +93,47 @@ class CallOutcome:
     """What one fit/train call does.
 
     ``batches`` holds, for each optimizer step, the ids of every sample it read (all its
-    micro-batches, in order). ``counters`` are the trainer's own counters after the call, named
-    as the trainer names them. ``messages`` are the warnings and log lines it emits about
-    durations and resumes, verbatim. ``crashed`` is set when the call was killed after a
-    checkpoint (``crash_at``).
+    micro-batches, in order; a ``range`` when they are contiguous, so compare ``tuple(ids)``).
+    ``counters`` are the trainer's own counters after the call, named as the trainer names them.
+    ``messages`` are the warnings and log lines it emits about durations and resumes, verbatim.
+    ``crashed`` is set when the call was killed (``crash_at``). ``rates`` are the learning
+    rates of the steps, when the call has a scheduler the profile models.
     """
 
     steps: int
-    batches: tuple[tuple[int, ...], ...]
+    batches: tuple[Ids, ...]
     counters: Mapping[str, int | float | None]
     messages: tuple[str, ...] = ()
     error: TrainerError | None = None
     crashed: bool = False
+    #: The learning rate each optimizer step uses, as a factor of the base learning rate the
+    #: script gives the trainer (empty when the call has no scheduler the profile models).
+    rates: tuple[float, ...] = ()
+
+
+def joined(parts: Iterable[Ids]) -> Ids:
+    """One step's ids from its micro-batches' ids, in order: a ``range`` when they follow each
+    other, a tuple otherwise.
+
+    >>> joined([range(0, 5), range(5, 10)])
+    range(0, 10)
+    >>> joined([range(0, 2), (7, 3)])
+    (0, 1, 7, 3)
+    """
+    result: Ids = range(0)
+    for part in parts:
+        if not part:
+            continue
+        if (
+            isinstance(result, range)
+            and isinstance(part, range)
+            and result.step == part.step == 1
+            and (not result or result.stop == part.start)
+        ):
+            result = range(part.start if not result else result.start, part.stop)
+        else:
+            result = (*result, *part)
+    return result if result else ()
 
 
 class Unsupported(Exception):  # noqa: N818 - an answer about a trainer, not a failure
@@ -112,3 +158,6 @@ class Translation(Generic[_Call]):
     #: What a call's ``crash_at`` counts: the trainer's steps over the whole run (``run``), or
     #: the steps of that call's own trainer, which starts from 0 (``call``).
     crash_counter: str = attrs.field(default="run", validator=attrs.validators.in_(("run", "call")))
+    #: How the scenario's learning-rate schedule was written in the trainer's own schedulers,
+    #: or why it could not be (empty without a schedule).
+    schedule: str = ""

@@ -8,10 +8,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+import attrs
+
 from ..compare import TRAINERS, TrainerOutcome, compare
 from ..fit import FitCall, RunConfig
 from ..loader import Loader
 from ..scenario import Scenario
+from ..schedules import END, Landmark, Schedule
 
 _A = Loader(samples=100, batch_size=10, name="a")
 _B = Loader(samples=300, batch_size=10, name="b")
@@ -64,6 +67,42 @@ SCENARIOS: tuple[tuple[str, str, Scenario, int | None], ...] = (
 
 _REPEAT = _scenario("2ep", FitCall(loader=_D))
 _CYCLE = _scenario("2ep", FitCall(loader=_E))
+
+#: (title, what it shows, scenario, crash step, world size of the re-run) of a data-parallel
+#: job re-run on another number of processes.
+ELASTIC_SCENARIOS: tuple[tuple[str, str, Scenario, int, int], ...] = (
+    ("2 ep of d, crash at step 3, re-run on 3", "a resume on 3 processes", _REPEAT, 3, 3),
+    ("2 ep of e, crash at step 3, re-run on 1", "a resume on 1 process", _CYCLE, 3, 1),
+)
+
+_COSINE = Schedule.warmup("2ba").then_cosine(to="0.1", until=END)
+_PHASES = (
+    Schedule.warmup("2ba")
+    .then_cosine(to="0.1", until=Landmark.call_stop(0))
+    .then_linear(to=0, until=END)
+)
+
+#: (title, what it shows, scenario, crash step) with a learning-rate schedule.
+SCHEDULE_SCENARIOS: tuple[tuple[str, str, Scenario, int | None], ...] = (
+    (
+        "2 ep of a, warmup 2ba, cosine to 0.1",
+        "one curve over one call",
+        attrs.evolve(_scenario("2ep", FitCall(loader=_A)), schedule=_COSINE),
+        None,
+    ),
+    (
+        "... crash at step 13",
+        "the same curve across a crash and the re-run",
+        attrs.evolve(_scenario("2ep", FitCall(loader=_A)), schedule=_COSINE),
+        13,
+    ),
+    (
+        "2 ep of a, then 0.1 ep of b; cosine, then linear to 0, crash at step 13",
+        "a curve of two phases, one piece a call",
+        attrs.evolve(_TWO_PHASE, schedule=_PHASES),
+        13,
+    ),
+)
 
 #: (title, what it shows, scenario, crash step) of a data-parallel job.
 DDP_SCENARIOS: tuple[tuple[str, str, Scenario, int | None], ...] = (
@@ -154,6 +193,39 @@ def _cell(result: TrainerOutcome) -> str:
     return "; ".join(result.differences)
 
 
+#: The one crash model of every profile and of ``durations compare --crash-at``.
+CRASH_MODEL = [
+    "",
+    "## One crash model",
+    "",
+    'Every profile, and `durations compare --crash-at K`, says "crash" the same way:',
+    "",
+    "- **The kill.** The job is killed (as by SIGKILL) after its K-th optimizer step, counted "
+    "over the whole script from its start (the plan's lifetime step K): at the moment the "
+    "trainer is about to start step K + 1. Everything the trainer does after step K has "
+    "happened (the saves its own save settings make after that step or at that epoch's end, "
+    "the epoch's end, the end of a fit call and the start of the next); nothing of step K + 1 "
+    "has (no batch of it read, no counter moved by it).",
+    "- **The checkpoints** are where the trainer's own save settings put them, not necessarily "
+    "at step K; the steps after the newest one are lost and trained again.",
+    "- **The re-run** is the same script run again, every call resuming as the trainer's own "
+    "resume mechanism does from the newest checkpoint it finds (Composer `autoresume`, "
+    "Lightning `ckpt_path` of the newest checkpoint on the first `fit`, Hugging Face "
+    "`resume_from_checkpoint` of each call's `output_dir`, Keras `BackupAndRestore`). With "
+    "`--world-size N` it runs on N processes, every data-parallel loader's per-device geometry "
+    "unchanged, and the plan it is held to is the plan's first K steps, then the plan resumed "
+    "on N ranks from the checkpoint at K.",
+    "- **In a profile**, `Call(crash_at=k)` kills the process when the trainer is about to "
+    "start an optimizer step while its own step counter is at least k: Composer "
+    "`state.timestamp.batch`, Lightning `trainer.global_step`, Hugging Face `state.global_step` "
+    "(each call's Trainer counts from its own start), Keras `optimizer.iterations` (optimizer "
+    "steps, after gradient accumulation). A call that ends without starting another step is "
+    "not killed. `compare` turns K into each call's k.",
+    "- **The recorded runs** kill the same way: a callback at the trainer's step-start hook "
+    "raises once the counter reaches k (`tests/frameworks/`).",
+]
+
+
 def _profile(name: str) -> Any:
     return importlib.import_module(f"durations.trainers.{name}")
 
@@ -179,6 +251,7 @@ def frameworks_markdown() -> str:
     names |= {"transformers": "Hugging Face transformers", "keras": "Keras 3 (torch backend)"}
     for trainer in TRAINERS:
         lines.append(f"| {names[trainer]} | {_profile(trainer).VERSION} |")
+    lines += CRASH_MODEL
     lines += [
         "",
         "## Side by side",
@@ -200,6 +273,7 @@ def frameworks_markdown() -> str:
     lines += ["", "What each scenario shows:", ""]
     lines += [f"- **{title}**: {what}." for title, what, _, _ in SCENARIOS]
     lines += _multi_device()
+    lines += _schedules()
     for trainer in TRAINERS:
         profile = _profile(trainer)
         lines += ["", f"## {names[trainer]} {profile.VERSION}", ""]
@@ -253,8 +327,58 @@ def _multi_device() -> list[str]:
         cells = [_cell(t) for t in result.trainers]
         plan = f"{result.plan.total_steps} steps"
         lines.append(f"| {title} | {plan} | " + " | ".join(cells) + " |")
+    for title, _, scenario, crash, world in ELASTIC_SCENARIOS:
+        result = compare(scenario, crash_at=crash, world_size=world)
+        cells = [_cell(t) for t in result.trainers]
+        plan = f"{result.total_steps} steps"
+        lines.append(f"| {title} | {plan} | " + " | ".join(cells) + " |")
     lines += ["", "What each scenario shows:", ""]
     lines += [f"- **{title}**: {what}." for title, what, _, _ in DDP_SCENARIOS]
+    lines += [f"- **{title}**: {what}." for title, what, _, _, _ in ELASTIC_SCENARIOS]
+    lines += [
+        "",
+        "On another number of processes the plan reads on from the sample the crash left "
+        "(`durations compare --crash-at K --world-size N`): its first K steps, then the plan "
+        "resumed on N ranks from the checkpoint at K.",
+    ]
+    return lines
+
+
+def _schedules() -> list[str]:
+    """The side-by-side table of scenarios with a learning-rate schedule."""
+    lines = [
+        "",
+        "## Learning rates",
+        "",
+        "With a `[schedule]`, each trainer is given the scenario's curve in its own scheduler "
+        "(a call's part of it as a warmup from 0, then a constant, linear or cosine decay: "
+        "each trainer's section says how), and the learning rate of every step it trains is "
+        "compared with the plan's, across the crash and the re-run. A cell says where they "
+        "differ; `durations compare --json` has both, step by step. The curves are factors of "
+        "the base learning rate.",
+        "",
+        "| scenario | plan | " + " | ".join(TRAINERS) + " |",
+        "|---|---|" + "---|" * len(TRAINERS),
+    ]
+    notes: dict[str, str] = {}
+    for title, _, scenario, crash in SCHEDULE_SCENARIOS:
+        result = compare(scenario, crash_at=crash)
+        cells = []
+        for trainer in result.trainers:
+            cell = _cell(trainer)
+            if trainer.supported and not trainer.rates:
+                why = trainer.schedule or "its profile does not model its scheduler"
+                cell = f"learning rate not compared ({why}); {cell}"
+            cells.append(cell)
+            if trainer.supported and trainer.rates and trainer.schedule:
+                notes.setdefault(trainer.trainer, trainer.schedule)
+        plan = f"{result.plan.total_steps} steps"
+        lines.append(f"| {title} | {plan} | " + " | ".join(cells) + " |")
+    lines += ["", "What each scenario shows:", ""]
+    lines += [f"- **{title}**: {what}." for title, what, _, _ in SCHEDULE_SCENARIOS]
+    if notes:
+        lines += ["", "How each trainer was given the first curve:", ""]
+        lines += [f"- **{trainer}**: {note}" for trainer, note in notes.items()]
     return lines
 
 

@@ -40,11 +40,20 @@ class CallSpec(TypedDict, total=False):
     - ``save_at_end``: Lightning, save a checkpoint after ``fit`` returns
       (``trainer.save_checkpoint``); Keras, keep the backup after success
       (``delete_checkpoint=False``).
-    - ``crash_at``: raise :class:`SimulatedCrashError` once global step k is done and saved.
+    - ``crash_at``: raise :class:`SimulatedCrashError` when the trainer is about to start an
+      optimizer step while its own step counter is at least k (docs/frameworks.md, "One crash
+      model"): every save and epoch end after step k has happened, nothing of the next step.
     - ``resume``: ``"latest"``, resume from the newest checkpoint written by earlier calls
       (Lightning ``ckpt_path``, HF ``resume_from_checkpoint``; Keras resumes through the backup).
     - ``set``: attributes to assign on the reused trainer before the call (dotted paths), e.g.
       ``{"fit_loop.max_epochs": 2}`` for Lightning or ``{"args.num_train_epochs": 2}`` for HF.
+    - ``lr_schedule``: Keras, ``{"learning_rate": ..., "floatx": ...}``: the optimizer's
+      ``learning_rate`` (a float, or a schedule as ``keras.optimizers.schedules.serialize`` writes
+      it) and the ``floatx`` the model computes in (default ``"float32"``), taken where the model is
+      built; the runner then records the learning rate of every update (``lr`` in its position).
+    - ``lr_schedule`` (Lightning): ``{"decay", "warmup", "floor", "lr", "total"}``: the scheduler
+      ``configure_optimizers`` returns with ``interval="step"`` (see ``_lightning.py``); the runner
+      then records the learning rate of every optimizer step (``lr`` in its position).
     """
 
     fresh: bool
@@ -59,6 +68,7 @@ class CallSpec(TypedDict, total=False):
     crash_at: int | None
     resume: Literal["latest"] | None
     set: dict[str, JSON]
+    lr_schedule: dict[str, JSON] | None
 
 
 class Scenario(TypedDict):
@@ -89,6 +99,7 @@ def call_defaults(call: CallSpec) -> CallSpec:
         "crash_at": None,
         "resume": None,
         "set": {},
+        "lr_schedule": None,
     }
     full.update(call)
     return full
@@ -163,7 +174,6 @@ NOISE = [
     r"'set_vital' is deprecated",
     r"^`weights_only` was not set, defaulting to `False`",
     r"isinstance\(treespec, LeafSpec\)",
-    r"Be aware that when using `ckpt_path`, callbacks used to create the checkpoint",
 ]
 _NOISE = re.compile("|".join(f"(?:{pattern})" for pattern in NOISE))
 

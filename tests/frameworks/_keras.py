@@ -61,11 +61,17 @@ def run(calls: list[CallSpec], workdir: Path) -> list[dict[str, JSON]]:
             return x
 
     class Probe(keras.callbacks.Callback):  # type: ignore[misc]
-        """Closes a recorded step when ``optimizer.iterations`` moves; crashes after step k."""
+        """Closes a recorded step when ``optimizer.iterations`` moves, and kills the call as
+        the profile's ``Call.crash_at`` says: in ``on_train_batch_begin`` of the first
+        micro-batch of an optimizer step while ``optimizer.iterations >= crash_at``, so every
+        callback hook of the steps before has run (BackupAndRestore's batch-end and epoch-end
+        saves, epoch ends and the next epoch's begin), and nothing of the next step has."""
 
-        def __init__(self, layer: RecordIds, crash_at: int | None) -> None:
+        def __init__(
+            self, layer: RecordIds, crash_at: int | None, rates: list[float] | None
+        ) -> None:
             super().__init__()
-            self.layer, self.crash_at = layer, crash_at
+            self.layer, self.crash_at, self.rates = layer, crash_at, rates
             self.epochs: list[int] = []
             self.epoch = -1
 
@@ -76,26 +82,59 @@ def run(calls: list[CallSpec], workdir: Path) -> list[dict[str, JSON]]:
             self.epoch = epoch
             self.epochs.append(epoch)
 
+        def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+            optimizer = self.model.optimizer
+            # With gradient accumulation k a batch is a micro-batch; an optimizer step starts
+            # at the micro-batch that finds the raw counter at a multiple of k.
+            micro = int(optimizer._iterations) % (optimizer.gradient_accumulation_steps or 1)
+            now = int(optimizer.iterations)
+            if self.crash_at is not None and micro == 0 and now >= self.crash_at:
+                raise SimulatedCrashError(
+                    f"simulated kill before the optimizer step after iterations={now}"
+                )
+
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
             now = int(self.model.optimizer.iterations)
             if now != self.last:
-                self.layer.recorder.step(epoch=self.epoch, batch=batch, iterations=now)
+                position: dict[str, JSON] = {"epoch": self.epoch, "batch": batch, "iterations": now}
+                if self.rates is not None:
+                    position["lr"] = self.rates[-1]
+                self.layer.recorder.step(**position)
                 self.last = now
-            if self.crash_at is not None and now >= self.crash_at:
-                raise SimulatedCrashError(f"simulated crash after optimizer.iterations={now}")
 
-    def build(optimizer_kwargs: dict[str, JSON]) -> tuple[Any, RecordIds]:
+    def build(
+        optimizer_kwargs: dict[str, JSON], lr_schedule: dict[str, JSON] | None
+    ) -> tuple[Any, RecordIds, list[float] | None]:
+        """A compiled model; with ``lr_schedule``, the list its optimizer appends the learning
+        rate of every update to (the value the update step is given, at the moment it runs)."""
         keras.utils.set_random_seed(0)
         layer = RecordIds()
         model = keras.Sequential([keras.Input((1,)), layer, keras.layers.Dense(1)])
-        model.compile(
-            optimizer=keras.optimizers.SGD(learning_rate=0.0, **optimizer_kwargs), loss="mse"
-        )
-        return model, layer
+        learning_rate: Any = 0.0
+        if lr_schedule is not None:
+            learning_rate = lr_schedule["learning_rate"]
+            if isinstance(learning_rate, dict):
+                learning_rate = keras.optimizers.schedules.deserialize(learning_rate)
+        optimizer = keras.optimizers.SGD(learning_rate=learning_rate, **optimizer_kwargs)
+        rates: list[float] | None = None
+        if lr_schedule is not None:
+            rates = []
+            update = optimizer._backend_update_step
+
+            def recorded(grads: Any, variables: Any, rate: Any) -> Any:
+                rates.append(float(rate))
+                return update(grads, variables, rate)
+
+            optimizer._backend_update_step = recorded
+        model.compile(optimizer=optimizer, loss="mse")
+        return model, layer, rates
 
     backup_dir = workdir / "backup"
     model: Any = None
     layer: RecordIds | None = None
+    rates: list[float] | None = None
+    default_floatx = keras.config.floatx()
+    floatx = default_floatx
     observations: list[dict[str, JSON]] = []
     for raw in calls:
         call = call_defaults(raw)
@@ -113,7 +152,10 @@ def run(calls: list[CallSpec], workdir: Path) -> list[dict[str, JSON]]:
         with capture(LOGGERS) as captured:
             try:
                 if call["fresh"] or model is None or layer is None:
-                    model, layer = build(call["optimizer"])
+                    floatx = (call["lr_schedule"] or {}).get("floatx", default_floatx)
+                    keras.config.set_floatx(floatx)
+                    model, layer, rates = build(call["optimizer"], call["lr_schedule"])
+                keras.config.set_floatx(floatx)  # the model's, for the schedule's arithmetic
                 layer.recorder = Recorder()
                 for path, value in call["set"].items():
                     set_dotted(model, path, value)
@@ -126,7 +168,7 @@ def run(calls: list[CallSpec], workdir: Path) -> list[dict[str, JSON]]:
                             delete_checkpoint=not call["save_at_end"],
                         )
                     )
-                probe = Probe(layer, call["crash_at"])
+                probe = Probe(layer, call["crash_at"], rates)
                 callbacks.append(probe)
                 history = model.fit(
                     x,
@@ -139,6 +181,8 @@ def run(calls: list[CallSpec], workdir: Path) -> list[dict[str, JSON]]:
                 )
             except Exception as caught:  # any framework error is an observation
                 exc = caught
+            finally:
+                keras.config.set_floatx(default_floatx)
 
         assert model is not None
         assert layer is not None

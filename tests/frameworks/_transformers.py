@@ -80,17 +80,33 @@ def run(calls: list[CallSpec], workdir: Path) -> list[dict[str, JSON]]:
             return {"loss": ((self.layer(x) - labels) ** 2).mean()}
 
     class Probe(TrainerCallback):  # type: ignore[misc]
-        """Closes a recorded step at each optimizer step; crashes after checkpoint k is saved."""
+        """Closes a recorded step at each optimizer step; kills the call when an optimizer step
+        is about to start while ``state.global_step >= crash_at``.
+
+        ``on_step_begin`` fires once per optimizer step, at the first micro-batch of its
+        accumulation group (``step % gradient_accumulation_steps == 0`` in ``_run_epoch``), after
+        the group's batches are fetched and before any forward: everything HF does after step k
+        (its own saves, the epoch's end) has happened, nothing of step k + 1 has.
+        """
 
         def __init__(self, model: IdModel, crash_at: int | None) -> None:
             self.model, self.crash_at = model, crash_at
+            self.lr: float | None = None
+
+        def on_optimizer_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            # After optimizer.step() and before lr_scheduler.step(): the rate this step used.
+            self.lr = float(kwargs["optimizer"].param_groups[0]["lr"])
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if self.crash_at is not None and state.global_step >= self.crash_at:
+                raise SimulatedCrashError(
+                    f"simulated kill before the step after global step {state.global_step}"
+                )
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            self.model.recorder.step(epoch=round(state.epoch, 6), global_step=state.global_step)
-
-        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if self.crash_at is not None and state.global_step >= self.crash_at:
-                raise SimulatedCrashError(f"simulated crash after global step {state.global_step}")
+            self.model.recorder.step(
+                epoch=round(state.epoch, 6), global_step=state.global_step, lr=self.lr
+            )
 
     output_dir = workdir / "out"
     trainer: Any = None
@@ -121,20 +137,22 @@ def run(calls: list[CallSpec], workdir: Path) -> list[dict[str, JSON]]:
                 if call["fresh"] or trainer is None or model is None or probe is None:
                     save = call["save_every"]
                     save_steps = save if isinstance(save, int) else save_steps
+                    # save_every k: save_strategy "steps" every k; "epoch": at each epoch's end.
+                    strategy = "steps" if isinstance(save, int) else save or "no"
+                    # learning_rate 0 unless the call's args give one (with its scheduler)
                     args = TrainingArguments(
                         output_dir=str(output_dir),
                         per_device_train_batch_size=call["batch_size"],
-                        learning_rate=0.0,
                         report_to="none",
                         disable_tqdm=True,
                         logging_strategy="no",
-                        save_strategy="steps" if isinstance(save, int) else "no",
+                        save_strategy=strategy,
                         save_steps=save_steps,
                         use_cpu=True,
                         seed=0,
                         dataloader_num_workers=0,
                         train_sampling_strategy="random" if call["shuffle"] else "sequential",
-                        **call["args"],
+                        **{"learning_rate": 0.0, **call["args"]},
                     )
                     model = IdModel()
                     probe = Probe(model, call["crash_at"])

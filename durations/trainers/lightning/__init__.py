@@ -18,8 +18,9 @@ What is modelled, and how:
 - **Checkpoints.** A ``ModelCheckpoint(every_n_train_steps=k)`` saves in ``on_train_batch_end``,
   after ``processed`` and before ``completed`` is incremented; ``trainer.save_checkpoint`` after
   ``fit`` saves the final counters. A checkpoint stores ``epoch`` (= ``current_epoch``),
-  ``global_step``, both progress trackers and, for a ``StatefulDataLoader``, the loader's sample
-  position. A fresh Trainer given ``ckpt_path`` restores exactly these.
+  ``global_step``, both progress trackers, the ``state_key`` of its ``ModelCheckpoint`` and, for
+  a ``StatefulDataLoader``, the loader's sample position. A fresh Trainer given ``ckpt_path``
+  restores exactly these, and warns when it lacks the checkpoint's ``ModelCheckpoint``.
 - **Data.** A map-style data set read in order by a ``DataLoader`` (``drop_last=False``) or a
   torchdata ``StatefulDataLoader``. A plain loader always starts an iterator at sample 0; a
   stateful one restored from a checkpoint continues at the saved *sample* position, whatever the
@@ -34,8 +35,16 @@ What is modelled, and how:
   ranks, in the order of the padded sequence: rank ``r``'s ids are every ``world_size``-th id
   from the ``r``-th. Every rank runs the same loops on batches of the same count, so the
   counters are every rank's.
+- **Learning rates.** A :class:`Scheduler` is what ``configure_optimizers`` returns: one of
+  transformers' warmup schedules (a ``LambdaLR``) with ``interval="step"``, over
+  ``trainer.estimated_stepping_batches`` or a given length. Lightning calls
+  ``configure_optimizers`` at every ``fit``, so each fit's scheduler starts again at 0 over the
+  fit's whole limits; a checkpoint saves it after every optimizer step and ``ckpt_path``
+  restores it (and the optimizer's learning rate) into the fit that loads the checkpoint.
+  ``CallOutcome.rates`` is the learning rate of every step, a factor of the script's base.
 - **Not modelled:** validation, early stopping and ``min_epochs``/``min_steps``, ``max_time``,
-  iterable data sets, several loaders, a ``StatefulDataLoader`` under DDP,
+  iterable data sets, several loaders, a ``StatefulDataLoader`` under DDP, a scheduler under
+  DDP, epoch-interval and plateau schedulers,
   ``reload_dataloaders_every_n_epochs``, ``fast_dev_run``/``overfit_batches``, and shuffling on
   one process without DDP (a shuffled loader reads the same positions of a permutation).
 
@@ -45,21 +54,34 @@ the profile is checked against real runs in ``tests/frameworks/test_profile_ligh
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from ...planner import plan as make_plan
+from ...plans import Plan
 from ...progress import Progress
 from ...scenario import Scenario
 from ...units import Unit
 from .._outcome import CallOutcome, Dataset, TrainerError, Translation, Unsupported
-from .._script import Step, steps_of
+from .._script import Shape, Step, shapes, steps_of
 from ._data import LoaderKind, _Loader
-from ._loop import Strategy, _Checkpoint, _CrashError, _Fit, _LightningError, _Trainer
+from ._loop import (
+    Strategy,
+    _Checkpoint,
+    _CrashError,
+    _determine_batch_limits,
+    _estimated_stepping_batches,
+    _Fit,
+    _LightningError,
+    _parse_num_batches,
+    _Trainer,
+)
+from ._schedule import Scheduler
 
-__all__ = ["RULES", "VERSION", "Call", "simulate"]
+__all__ = ["RULES", "VERSION", "Call", "Scheduler", "simulate"]
 
 VERSION = "2.6.6"
 """The ``pytorch_lightning`` version this profile was written from and checked against."""
@@ -73,6 +95,15 @@ RULES: tuple[tuple[str, str], ...] = (
         "the Trainer is built; `max_epochs=0` is allowed and trains nothing.",
         f"{_PL}/loops/fit_loop.py:94 (_FitLoop.__init__), "
         f"{_PL}/loops/training_epoch_loop.py:75 (_TrainingEpochLoop.__init__)",
+    ),
+    (
+        "A float `max_epochs` (0.5, 1.5, 2.0, -1.0, -2.5) passes the Trainer's check, which "
+        "looks at ints only, and fit raises an AssertionError with an empty message, training "
+        "nothing, the first time the fit loop asks whether it is done with neither an empty "
+        "loader nor `max_steps` stopping it first; a restored checkpoint whose current_epoch "
+        "exceeds it is refused before that.",
+        f"{_PL}/loops/fit_loop.py:94 (_FitLoop.__init__), {_PL}/loops/fit_loop.py:187 "
+        "(_FitLoop.done)",
     ),
     (
         "A `limit_train_batches` of None means 1.0; an int 1 and a float 1.0 each log which "
@@ -142,12 +173,32 @@ RULES: tuple[tuple[str, str], ...] = (
         f"{_PL}/callbacks/model_checkpoint.py:624 (_should_skip_saving_checkpoint)",
     ),
     (
-        "A checkpoint stores `epoch` = current_epoch, `global_step` and the loop progress; for a "
-        "stateful loader also its state (its sample position). After fit the loader's iterator is "
+        "A crash at k (`crash_at`) kills the process in on_train_batch_start of the first batch "
+        "that starts with `global_step >= k`, after Lightning fetched it and counted it in "
+        "`batch_progress.ready`, before `started`. So the killed Trainer counts step k's batch "
+        "as `completed` where a checkpoint saved at step k does not, and an epoch that step k "
+        "ended has ended and the next one has started.",
+        f"{_PL}/loops/training_epoch_loop.py:324 (_TrainingEpochLoop.advance), "
+        f"{_PL}/loops/fit_loop.py:445 (_FitLoop.on_advance_start)",
+    ),
+    (
+        "A checkpoint stores `epoch` = current_epoch, `global_step`, the loop progress and the "
+        "state of its Trainer's callbacks; for a stateful loader also its state (its sample "
+        "position). After fit the loader's iterator is "
         "reset, so a checkpoint saved after fit stores position 0.",
         f"{_PL}/trainer/connectors/checkpoint_connector.py:436 (dump_checkpoint), "
         f"{_PL}/loops/fit_loop.py:521 (_FitLoop.on_save_checkpoint), "
         f"{_PL}/utilities/combined_loader.py:361 (CombinedLoader.reset)",
+    ),
+    (
+        "Restoring a checkpoint that holds the state of a callback the new Trainer lacks (by "
+        "`state_key`; of the callbacks modelled only ModelCheckpoint has a state, keyed by its "
+        "monitor, mode, every_n_train_steps, every_n_epochs and train_time_interval) warns 'Be "
+        "aware that when using `ckpt_path`, callbacks used to create the checkpoint need to be "
+        "provided…' with their keys, before the loops are restored.",
+        f"{_PL}/trainer/call.py:262 (_call_callbacks_on_load_checkpoint), "
+        f"{_PL}/callbacks/model_checkpoint.py:313 (ModelCheckpoint.state_key), "
+        f"{_PL}/trainer/connectors/checkpoint_connector.py:459 (dump_checkpoint)",
     ),
     (
         "Restoring loads every progress counter. The loops are 'restarting' when the saved epoch "
@@ -228,6 +279,57 @@ RULES: tuple[tuple[str, str], ...] = (
         "torch/utils/data/distributed.py:102 (DistributedSampler.__init__), "
         "torch/utils/data/sampler.py:346 (BatchSampler.__len__)",
     ),
+    (
+        "The scheduler is what Lightning's 'Finetune Transformers Models' tutorial returns from "
+        "configure_optimizers: transformers' get_linear_schedule_with_warmup (or its constant, "
+        "cosine_with_min_lr and, for a linear decay to a floor, polynomial power-1 siblings), a "
+        "LambdaLR over num_training_steps=trainer.estimated_stepping_batches, with interval "
+        "'step'; each step's learning rate is base_lrs[0] * lr_lambda(last_epoch).",
+        f"{_PL}/trainer/trainer.py:1748 (estimated_stepping_batches, its OneCycleLR example), "
+        "transformers/optimization.py:101 (_get_linear_schedule_with_warmup_lr_lambda), "
+        "torch/optim/lr_scheduler.py:441 (LambdaLR.get_lr)",
+    ),
+    (
+        "Every fit calls configure_optimizers (Strategy.setup, after the callbacks are restored "
+        "and before the loops are): a second fit on the same Trainer gets a new optimizer and "
+        "a new LambdaLR starting at last_epoch 0, base lr times lr_lambda(0).",
+        f"{_PL}/trainer/trainer.py:1053 (Trainer._run), {_PL}/strategies/strategy.py:159 "
+        "(Strategy.setup)",
+    ),
+    (
+        "The scheduler's length, estimated_stepping_batches, is the fit's whole limits, not "
+        "what is left: max_steps when max_epochs is -1 (inf without max_steps); else "
+        "ceil(num_training_batches / accumulate_grad_batches) * max(max_epochs, 1), at most "
+        "max_steps, for which it first sets up the training data, logging 'Loading "
+        "`train_dataloader` to estimate number of stepping batches.'.",
+        f"{_PL}/trainer/trainer.py:1748 (Trainer.estimated_stepping_batches)",
+    ),
+    (
+        "That early data setup comes before ckpt_path restores the loops, and the fit's own "
+        "setup_data then returns at once: a StatefulDataLoader's saved position is never "
+        "loaded, so it resumes at sample 0 of the epoch like a plain loader, without the "
+        "mid-epoch warning (it still counts as resumable).",
+        f"{_PL}/loops/fit_loop.py:227 (_FitLoop.setup_data), {_PL}/loops/fit_loop.py:552 "
+        f"(_load_combined_loader_states), {_PL}/loops/training_epoch_loop.py:222 "
+        "(_TrainingEpochLoop.reset)",
+    ),
+    (
+        "A 'step' scheduler steps once after every optimizer step (not after an accumulating "
+        "micro-batch), after the batch counts as processed and before on_train_batch_end, so "
+        "a ModelCheckpoint saves it already stepped: the checkpoint of step k holds "
+        "last_epoch k (counted from its fit's start) and the learning rate of step k + 1.",
+        f"{_PL}/loops/training_epoch_loop.py:360 (_TrainingEpochLoop.advance), "
+        f"{_PL}/loops/training_epoch_loop.py:456 (update_lr_schedulers)",
+    ),
+    (
+        "A ckpt_path resume restores the optimizer state (its learning rate) and the scheduler's "
+        "last_epoch and base_lrs into the scheduler the fit just built, whose lambda (formula "
+        "and total) is the new one: the first step after the resume uses the checkpoint's "
+        "learning rate, the next ones the checkpoint's base_lrs times the new lambda.",
+        f"{_PL}/trainer/connectors/checkpoint_connector.py:367 "
+        "(restore_optimizers_and_schedulers), torch/optim/lr_scheduler.py:421 "
+        "(LambdaLR.load_state_dict)",
+    ),
 )
 
 
@@ -250,6 +352,11 @@ def _check_int(_instance: Any, attribute: attrs.Attribute[Any], value: Any) -> N
         raise TypeError(f"{attribute.name} must be an int, got {value!r}")
 
 
+def _check_crash_at(_instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        raise ValueError(f"{attribute.name} must be an int >= 0 or None, got {value!r}")
+
+
 def _check_positive(_instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{attribute.name} must be an int >= 1, got {value!r}")
@@ -260,13 +367,28 @@ class Call:
     """One ``trainer.fit(model, loader, ckpt_path=...)`` call, in Lightning's vocabulary.
 
     ``fresh=True`` builds a new ``Trainer(max_epochs=..., max_steps=..., limit_train_batches=...,
-    accumulate_grad_batches=...)`` with the callbacks ``ModelCheckpoint(every_n_train_steps=
-    save_every, save_top_k=-1)`` and a crash at the first batch that starts with ``global_step >=
-    crash_at`` (the process dies right after that checkpoint). ``fresh=False`` calls ``fit``
-    again on the previous Trainer, which keeps its counters and callbacks; its limits can only be
-    changed by assignment (``set_max_epochs`` is ``trainer.fit_loop.max_epochs = ...``,
-    ``set_max_steps`` is ``trainer.fit_loop.epoch_loop.max_steps = ...``,
-    ``set_limit_train_batches`` is ``trainer.limit_train_batches = ...``).
+    accumulate_grad_batches=...)``; with ``save_every`` it gets the callback
+    ``ModelCheckpoint(every_n_train_steps=save_every, save_top_k=-1)`` (without it, no
+    checkpointing callback at all). ``max_epochs`` takes what ``Trainer`` takes, a float
+    included: Lightning accepts ``max_epochs=0.5`` when it builds the Trainer and fails inside
+    ``fit`` (see :data:`RULES`). ``fresh=False`` calls ``fit`` again on the previous Trainer,
+    which keeps its counters and callbacks; its limits can only be changed by assignment
+    (``set_max_epochs`` is ``trainer.fit_loop.max_epochs = ...``, ``set_max_steps`` is
+    ``trainer.fit_loop.epoch_loop.max_steps = ...``, ``set_limit_train_batches`` is
+    ``trainer.limit_train_batches = ...``).
+
+    ``crash_at = k`` kills the process, as SIGKILL would, at the moment the Trainer is about to
+    start an optimizer step while ``trainer.global_step >= k``: at ``on_train_batch_start`` of
+    the first micro-batch of that step (Lightning calls the hook for every micro-batch; under
+    ``accumulate_grad_batches`` the step counter first reads ``>= k`` at the first micro-batch
+    of step k + 1). Everything Lightning does after step k has happened: the saves of its
+    ``ModelCheckpoint`` (every ``save_every`` steps, so the newest checkpoint may be older than
+    step k), the end of an epoch that step k finished and the start of the next one, and the
+    fetch of the batch, which ``batch_progress.ready`` already counts. Nothing of the step has
+    happened: no training step, no ``started``, no optimizer step. A call that ends without
+    starting another step does not crash. The re-run resumes from the newest checkpoint (steps
+    after it are lost and trained again); ``CallOutcome.crashed`` is True for the killed call,
+    and its counters are the Trainer's at the kill.
 
     ``resume_latest`` passes the newest checkpoint written by earlier calls as ``ckpt_path``
     (none yet: nothing is restored). ``save_at_end`` calls ``trainer.save_checkpoint`` after a
@@ -278,11 +400,16 @@ class Call:
     devices=world_size)``, one node); a resume may build it on another number. With
     ``use_distributed_sampler=False`` the loader brings its own ``DistributedSampler(
     shuffle=False)``, which Lightning keeps.
+
+    ``scheduler`` is what the model's ``configure_optimizers`` returns for this fit (see
+    :class:`Scheduler`); without one it returns an optimizer alone, whose learning rate the
+    profile does not model (``CallOutcome.rates`` is then empty, as it is for a call that
+    restores a checkpoint written without a scheduler).
     """
 
     data: Dataset
     batch_size: int = attrs.field(default=10, validator=_check_positive)
-    max_epochs: int | None = attrs.field(default=None, validator=_check_optional_int)
+    max_epochs: int | float | None = attrs.field(default=None, validator=_check_limit)
     max_steps: int = attrs.field(default=-1, validator=_check_int)
     limit_train_batches: int | float | None = attrs.field(default=None, validator=_check_limit)
     accumulate_grad_batches: int = attrs.field(default=1, validator=_check_positive)
@@ -299,10 +426,13 @@ class Call:
     resume_latest: bool = False
     save_every: int | None = attrs.field(default=None, validator=_check_optional_int)
     save_at_end: bool = False
-    crash_at: int | None = attrs.field(default=None, validator=_check_optional_int)
-    set_max_epochs: int | None = attrs.field(default=None, validator=_check_optional_int)
+    crash_at: int | None = attrs.field(default=None, validator=_check_crash_at)
+    set_max_epochs: int | float | None = attrs.field(default=None, validator=_check_limit)
     set_max_steps: int | None = attrs.field(default=None, validator=_check_optional_int)
     set_limit_train_batches: int | float | None = attrs.field(default=None, validator=_check_limit)
+    scheduler: Scheduler | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(Scheduler))
+    )
 
     def __attrs_post_init__(self) -> None:
         constructor = {
@@ -324,6 +454,11 @@ class Call:
         if self.world_size > 1 and self.strategy != "ddp":
             raise ValueError(
                 f"world_size={self.world_size} runs on several processes: pass strategy='ddp'"
+            )
+        if self.strategy == "ddp" and self.scheduler is not None:
+            raise ValueError(
+                "a scheduler under strategy='ddp' is not modelled (no run was recorded); "
+                "use strategy='auto'"
             )
         if self.strategy == "ddp" and self.loader == "stateful":
             raise ValueError(
@@ -355,25 +490,42 @@ def simulate(calls: Sequence[Call]) -> tuple[CallOutcome, ...]:
     ``resume_latest`` reads the newest checkpoint any earlier call wrote. A call that crashes
     (``crash_at``) leaves its Trainer as it was at the crash.
     """
+    return tuple(played.outcome for played in _play(calls))
+
+
+@attrs.frozen
+class _Played:
+    """One call as :func:`_play` runs it: what it does, the checkpoint it passed as
+    ``ckpt_path``, and the newest checkpoint written by then (the harness's
+    ``checkpoint_loaded`` and ``checkpoint_saved``)."""
+
+    outcome: CallOutcome
+    loaded: _Checkpoint | None
+    newest: _Checkpoint | None
+    #: The ``num_training_steps`` the call's scheduler was built with (None without one).
+    total: float | None = None
+
+
+def _play(calls: Sequence[Call]) -> Iterator[_Played]:
+    """:func:`simulate`, call by call, with the checkpoints each call read and left."""
     trainer: _Trainer | None = None
     checkpoints: list[_Checkpoint] = []
-    outcomes: list[CallOutcome] = []
     for call in calls:
         messages: list[str] = []
+        checkpoint = checkpoints[-1] if call.resume_latest and checkpoints else None
         if call.fresh or trainer is None:
             try:
                 built = _Trainer.build(call, messages)
             except _LightningError as raised:
                 counters = trainer.counters() if trainer is not None else {}
-                outcomes.append(
-                    CallOutcome(
-                        steps=0,
-                        batches=(),
-                        counters=counters,
-                        messages=tuple(messages),
-                        error=raised.error,
-                    )
+                outcome = CallOutcome(
+                    steps=0,
+                    batches=(),
+                    counters=counters,
+                    messages=tuple(messages),
+                    error=raised.error,
                 )
+                yield _Played(outcome, checkpoint, checkpoints[-1] if checkpoints else None)
                 continue
             trainer = built
         else:
@@ -383,7 +535,6 @@ def simulate(calls: Sequence[Call]) -> tuple[CallOutcome, ...]:
                 trainer.max_steps = call.set_max_steps
             if call.set_limit_train_batches is not None:
                 trainer.limit_train_batches = call.set_limit_train_batches
-        checkpoint = checkpoints[-1] if call.resume_latest and checkpoints else None
         loader = _Loader(
             kind=call.loader,
             data=call.data,
@@ -393,7 +544,13 @@ def simulate(calls: Sequence[Call]) -> tuple[CallOutcome, ...]:
             shuffled=trainer.strategy == "ddp" and trainer.use_distributed_sampler,
         )
         trainer.loader = None  # attach_data: the fit loop's combined loader is replaced
-        fit = _Fit(trainer=trainer, loader=loader, checkpoints=checkpoints, messages=messages)
+        fit = _Fit(
+            trainer=trainer,
+            loader=loader,
+            checkpoints=checkpoints,
+            messages=messages,
+            scheduler=call.scheduler,
+        )
         error: TrainerError | None = None
         crashed = False
         try:
@@ -404,17 +561,22 @@ def simulate(calls: Sequence[Call]) -> tuple[CallOutcome, ...]:
             crashed = True
         if call.save_at_end and error is None and not crashed:
             checkpoints.append(trainer.checkpoint())
-        outcomes.append(
-            CallOutcome(
-                steps=len(fit.steps),
-                batches=tuple(fit.steps),
-                counters=trainer.counters(),
-                messages=tuple(messages),
-                error=error,
-                crashed=crashed,
-            )
+        outcome = CallOutcome(
+            steps=len(fit.steps),
+            batches=tuple(fit.steps),
+            counters=trainer.counters(),
+            messages=tuple(messages),
+            error=error,
+            crashed=crashed,
+            rates=_known(fit.rates) if call.scheduler is not None else (),
         )
-    return tuple(outcomes)
+        yield _Played(outcome, checkpoint, checkpoints[-1] if checkpoints else None, fit.total)
+
+
+def _known(rates: Sequence[float | None]) -> tuple[float, ...]:
+    """The rates of a call's steps, or none when the profile does not know one of them."""
+    known = tuple(rate for rate in rates if rate is not None)
+    return known if len(known) == len(rates) else ()
 
 
 # -- writing a durations scenario in Lightning's idiom --------------------------------------------
@@ -432,7 +594,10 @@ def translate(scenario: Scenario, data: Mapping[str, Dataset]) -> Translation[Ca
     accumulate_grad_batches=accumulation)`` with a ``DataLoader`` of the per-device batch: its
     injected ``DistributedSampler`` shuffles and evens the ranks by repeating samples, whatever
     the loader's padding; every call must then keep the first call's world size and
-    accumulation (they belong to the Trainer).
+    accumulation (they belong to the Trainer). A ``[schedule]`` is written a fit at a time, as the
+    transformers warmup schedule each fit's ``configure_optimizers`` returns (Lightning builds a
+    new scheduler at every fit): over ``trainer.estimated_stepping_batches`` where that is the
+    fit's length, else over the length written out.
     """
     plan = make_plan(scenario.config, scenario.calls)
     calls: list[Call] = []
@@ -482,9 +647,102 @@ def translate(scenario: Scenario, data: Mapping[str, Dataset]) -> Translation[Ca
                 written.append(f"limit_train_batches = {wanted}")
             notes.append("; ".join(written) + f"; fit(model, <{step.call.loader.name}>)")
         limit = wanted
+    schedule = ""
+    if scenario.schedule is not None:
+        calls, schedule = _scheduled(scenario, plan, calls)
     first = attrs.evolve(calls[0], resume_latest=True)
     return Translation(
-        calls=tuple(calls), rerun=(first, *calls[1:]), notes=tuple(notes), crash_on="fresh"
+        calls=tuple(calls),
+        rerun=(first, *calls[1:]),
+        notes=tuple(notes),
+        crash_on="fresh",
+        schedule=schedule,
+    )
+
+
+def _scheduled(scenario: Scenario, plan: Plan, calls: list[Call]) -> tuple[list[Call], str]:
+    """``calls`` with each fit's part of the scenario's schedule as the scheduler its
+    ``configure_optimizers`` returns, and how it was written (or why it could not be).
+    Lightning calls ``configure_optimizers`` at every fit, so each fit's scheduler starts at 0:
+    the schedule is written a fit at a time (``shapes(per="call")``)."""
+    if calls[0].strategy == "ddp":
+        return calls, (
+            "not modelled: no run of a learning-rate scheduler under strategy='ddp' was recorded"
+        )
+    try:
+        parts = shapes(scenario, plan, per="call")
+        schedulers = [
+            _scheduler(shape, call, first=index == 0)
+            for index, (shape, call) in enumerate(zip(parts, calls, strict=True))
+        ]
+    except Unsupported as why:
+        return calls, f"cannot be written: {why}"
+    written = "; ".join(
+        f"fit #{index}: {scheduler.written()}" for index, scheduler in enumerate(schedulers)
+    )
+    note = (
+        'configure_optimizers returns {"optimizer": SGD(...), "lr_scheduler": {"scheduler": S, '
+        f'"interval": "step"}}}}, S being {written} (Lightning calls configure_optimizers at '
+        "every fit, so each fit's scheduler starts again at 0)"
+    )
+    scheduled = [
+        attrs.evolve(call, scheduler=scheduler)
+        for call, scheduler in zip(calls, schedulers, strict=True)
+    ]
+    return scheduled, note
+
+
+def _scheduler(shape: Shape, call: Call, *, first: bool) -> Scheduler:
+    """One fit's part of the schedule as the transformers schedule a user writes: learning rate
+    ``peak`` times the base, warmup, decay to ``floor / peak``, over the fit's steps
+    (``trainer.estimated_stepping_batches`` where that is the fit's length: only the first fit's
+    limits count from 0)."""
+    peak, floor = shape.peak, shape.floor
+    decay = shape.decay
+    if peak < 0 or floor < 0:
+        raise Unsupported(f"a fit's part goes below 0 ({peak} to {floor})")
+    if peak == 0 and floor != 0:
+        raise Unsupported(
+            f"a fit's part goes from 0 to {floor}: the schedulers multiply the optimizer's "
+            "learning rate, which would be 0"
+        )
+    if decay != "constant" and floor == peak:
+        decay = "constant"
+    if decay == "linear" and floor > peak:
+        raise Unsupported(
+            f"a linear rise from {peak} to {floor}: get_polynomial_decay_schedule_with_warmup "
+            "takes an end learning rate below the optimizer's"
+        )
+    total: int | None = shape.steps
+    if first and _first_fit_estimate(call) == shape.steps:
+        total = None
+    return Scheduler(
+        decay=decay,
+        warmup=shape.warmup,
+        floor=float(shape.floor_ratio),
+        lr=float(peak),
+        total=total,
+    )
+
+
+def _first_fit_estimate(call: Call) -> int | float | None:
+    """``trainer.estimated_stepping_batches`` in the first fit of ``call``'s fresh Trainer (None
+    when its limits are refused)."""
+    try:
+        limit = _determine_batch_limits(call.limit_train_batches, [])
+    except _LightningError:
+        return None
+    if call.max_epochs is None:
+        max_epochs: int | float = 1000 if call.max_steps == -1 else -1
+    else:
+        max_epochs = call.max_epochs
+    loader = _Loader(kind=call.loader, data=call.data, batch_size=call.batch_size)
+    try:
+        batches = _parse_num_batches(len(loader), limit) if limit != 0 else math.inf
+    except _LightningError:
+        return None
+    return _estimated_stepping_batches(
+        max_epochs, call.max_steps, batches, call.accumulate_grad_batches
     )
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 import attrs
 
-from .._outcome import Dataset
+from .._outcome import Dataset, Ids
 
 LoaderKind = Literal["plain", "stateful"]
 
@@ -73,7 +73,7 @@ class _Loader:
             return self.per_rank // self.batch_size
         return -(-self.per_rank // self.batch_size)
 
-    def ids(self, start: int, stop: int, epoch: int) -> tuple[int, ...]:
+    def ids(self, start: int, stop: int, epoch: int) -> Ids:
         """The ids every rank reads at its positions ``[start, stop)`` of sampler epoch
         ``epoch``: rank r's position i is the padded sequence's ``i * world_size + r``."""
         read = range(start * self.world_size, stop * self.world_size)

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from .._outcome import TrainerError
+from .._outcome import Ids, TrainerError, joined
 from ._data import _ExhaustedError, _Fetcher, _Loader, _LoaderState
 from ._progress import _Progress, _Stage
+from ._schedule import Scheduler, _LambdaLR, _SchedulerState
 
 if TYPE_CHECKING:
     from . import Call
@@ -47,6 +48,25 @@ class _Checkpoint:
     epoch_progress: _Progress
     batch_progress: _Progress
     loader_state: _LoaderState | None
+    #: The ``state_key`` of every callback whose state the checkpoint holds (``"callbacks"``).
+    callbacks: tuple[str, ...] = ()
+    #: The optimizer's learning rate and the ``LambdaLR`` state (``"lr_schedulers"``), when the
+    #: fit that saved it had a scheduler the profile models.
+    scheduler: _SchedulerState | None = None
+
+
+def _model_checkpoint_key(every_n_train_steps: int) -> str:
+    """``ModelCheckpoint(every_n_train_steps=k, save_top_k=-1).state_key``
+    (``callbacks/model_checkpoint.py:313``): its class name and trigger settings; with
+    ``every_n_train_steps`` given, ``every_n_epochs`` is 0."""
+    settings = {
+        "monitor": None,
+        "mode": "min",
+        "every_n_train_steps": every_n_train_steps,
+        "every_n_epochs": 0,
+        "train_time_interval": None,
+    }
+    return f"ModelCheckpoint{settings!r}"
 
 
 # --- the trainer --------------------------------------------------------------------------------
@@ -89,11 +109,24 @@ def _parse_num_batches(length: int, limit: int | float) -> int:
     return num_batches
 
 
+def _estimated_stepping_batches(
+    max_epochs: int | float, max_steps: int, batches: int | float, accumulate_grad_batches: int
+) -> int | float:
+    """``Trainer.estimated_stepping_batches`` (``trainer/trainer.py:1748``) once the data is set
+    up with ``batches`` per epoch: the whole fit's optimizer steps."""
+    if max_epochs == -1:
+        return math.inf if max_steps == -1 else max_steps
+    if batches == math.inf:
+        return max_steps
+    estimated = math.ceil(batches / accumulate_grad_batches) * max(max_epochs, 1)
+    return min(estimated, max_steps) if max_steps != -1 else estimated
+
+
 @attrs.define
 class _Trainer:
     """The state a ``pl.Trainer`` object keeps between ``fit`` calls."""
 
-    max_epochs: int | None
+    max_epochs: int | float | None
     max_steps: int
     limit_train_batches: int | float
     accumulate_grad_batches: int
@@ -102,6 +135,8 @@ class _Trainer:
     strategy: Strategy = "auto"
     world_size: int = 1
     use_distributed_sampler: bool = True
+    #: The ``state_key`` of each callback with a state (only a ``ModelCheckpoint`` has one).
+    callbacks: tuple[str, ...] = ()
     last_saved_step: int = 0
     epoch_progress: _Progress = attrs.field(factory=_Progress)
     batch_progress: _Progress = attrs.field(factory=_Progress)
@@ -115,11 +150,14 @@ class _Trainer:
     epoch_stage: _Stage = _Stage.NONE
     loader_state_to_load: _LoaderState | None = None
     loader: _Loader | None = None
+    #: The optimizer and scheduler the current fit's ``configure_optimizers`` built (None
+    #: without a scheduler the profile models).
+    lr_scheduler: _LambdaLR | None = None
 
     @classmethod
     def build(cls, call: Call, messages: list[str]) -> _Trainer:
         """``Trainer.__init__``: the validation and messages it emits."""
-        if call.max_epochs is not None and call.max_epochs < -1:
+        if isinstance(call.max_epochs, int) and call.max_epochs < -1:  # not a float
             raise _misconfiguration(
                 "`max_epochs` must be a non-negative integer or -1. You passed in "
                 f"{call.max_epochs}."
@@ -140,6 +178,7 @@ class _Trainer:
             strategy=call.strategy,
             world_size=call.world_size,
             use_distributed_sampler=call.use_distributed_sampler,
+            callbacks=() if call.save_every is None else (_model_checkpoint_key(call.save_every),),
         )
 
     @property
@@ -150,7 +189,8 @@ class _Trainer:
         return {
             "global_step": self.global_step,
             "current_epoch": self.current_epoch,
-            "batch_progress_current_completed": self.batch_progress.current.completed,
+            **self.epoch_progress.counters("epoch_progress"),
+            **self.batch_progress.counters("batch_progress"),
             "num_training_batches": self.max_batches,
             "max_epochs": self.max_epochs,
             "max_steps": self.max_steps,
@@ -166,6 +206,8 @@ class _Trainer:
             epoch_progress=self.epoch_progress.copy(),
             batch_progress=self.batch_progress.copy(),
             loader_state=loader_state,
+            callbacks=self.callbacks,
+            scheduler=None if self.lr_scheduler is None else self.lr_scheduler.state(),
         )
 
 
@@ -178,9 +220,17 @@ class _Fit:
     loader: _Loader
     checkpoints: list[_Checkpoint]
     messages: list[str]
-    steps: list[tuple[int, ...]] = attrs.field(factory=list)
-    pending: list[int] = attrs.field(factory=list)
+    #: What ``configure_optimizers`` returns this fit (None: an optimizer alone).
+    scheduler: Scheduler | None = None
+    steps: list[Ids] = attrs.field(factory=list)
+    #: The learning rate of each step (None where the profile does not know it).
+    rates: list[float | None] = attrs.field(factory=list)
+    #: The ``num_training_steps`` the scheduler was built with.
+    total: float | None = None
+    pending: list[Ids] = attrs.field(factory=list)
     fetcher: _Fetcher | None = None
+    #: Whether ``setup_data`` has set up this fit's loader (``_combined_loader`` is not None).
+    data_ready: bool = False
 
     # _FitLoop -----------------------------------------------------------------------------------
 
@@ -195,12 +245,57 @@ class _Fit:
                 t.max_epochs = 1000
             else:
                 t.max_epochs = -1
-        if checkpoint is not None:
-            self.restore(checkpoint)
         try:
+            if checkpoint is not None:
+                self.restore_callbacks(checkpoint)
+            self.configure_optimizers()
+            if checkpoint is not None:
+                self.restore(checkpoint)
+                if t.lr_scheduler is not None:  # restore_optimizers_and_schedulers
+                    t.lr_scheduler.load(checkpoint.scheduler)
             self.fit_loop_run()
         finally:  # Trainer._teardown -> CombinedLoader.reset drops the loader's iterator
             self.loader.iterator = None
+
+    def restore_callbacks(self, checkpoint: _Checkpoint) -> None:
+        """``_restore_modules_and_callbacks``: warn about callbacks the checkpoint has a state
+        for and the Trainer lacks."""
+        t = self.trainer
+        missing = [key for key in checkpoint.callbacks if key not in t.callbacks]
+        if missing:
+            self.messages.append(
+                "UserWarning: Be aware that when using `ckpt_path`, callbacks used to create the "
+                "checkpoint need to be provided during `Trainer` instantiation. Please add the "
+                f"following callbacks: {missing}."
+            )
+
+    def configure_optimizers(self) -> None:
+        """``Strategy.setup`` -> ``configure_optimizers``, at every fit: a new optimizer and,
+        with a scheduler, a new ``LambdaLR`` over ``total`` or the estimated stepping batches."""
+        t = self.trainer
+        t.lr_scheduler = None
+        if self.scheduler is None:
+            return
+        total = self.scheduler.total
+        self.total = total if total is not None else self.estimated_stepping_batches()
+        try:
+            t.lr_scheduler = _LambdaLR.build(self.scheduler, self.total)
+        except ZeroDivisionError as raised:
+            raise _LightningError("ZeroDivisionError", str(raised)) from None
+
+    def estimated_stepping_batches(self) -> int | float:
+        """``Trainer.estimated_stepping_batches``: the whole fit's optimizer steps from its
+        limits, setting up the training data first when ``max_epochs`` is not -1."""
+        t = self.trainer
+        assert t.max_epochs is not None
+        if t.max_epochs != -1:
+            self.messages.append(
+                "Loading `train_dataloader` to estimate number of stepping batches."
+            )
+            self.setup_data()
+        return _estimated_stepping_batches(
+            t.max_epochs, t.max_steps, t.max_batches, t.accumulate_grad_batches
+        )
 
     def restore(self, checkpoint: _Checkpoint) -> None:
         """``restore_loops``: load the progress, set ``restarting``, guard the epoch."""
@@ -223,8 +318,9 @@ class _Fit:
 
     def setup_data(self) -> None:
         t = self.trainer
-        if t.limit_train_batches == 0:
+        if self.data_ready or t.limit_train_batches == 0:
             return
+        self.data_ready = True
         t.loader = self.loader
         length = len(self.loader)
         if length == 0:
@@ -250,9 +346,11 @@ class _Fit:
         if t.max_steps != -1 and t.global_step >= t.max_steps:
             self.messages.append(f"`Trainer.fit` stopped: `max_steps={t.max_steps}` reached.")
             return True
-        assert t.max_epochs is not None
+        max_epochs = t.max_epochs
+        if not isinstance(max_epochs, int):  # `assert isinstance(self.max_epochs, int)`
+            raise _LightningError("AssertionError", "")
         current = t.epoch_progress.current
-        if t.max_epochs != -1 and current.processed >= t.max_epochs:
+        if max_epochs != -1 and current.processed >= max_epochs:
             current.completed = current.processed
             self.messages.append(f"`Trainer.fit` stopped: `max_epochs={t.max_epochs}` reached.")
             return True
@@ -398,13 +496,21 @@ class _Fit:
             raise _CrashError
         progress.increment_started()
         epoch = t.epoch_progress.current.processed  # the sampler's set_epoch
-        self.pending.extend(self.loader.ids(start, stop, epoch))  # training_step
+        self.pending.append(self.loader.ids(start, stop, epoch))  # training_step
         accumulation_done = progress.current.ready % t.accumulate_grad_batches == 0
-        if accumulation_done or self.num_ready_batches_reached():  # optimizer.step()
+        stepped = accumulation_done or self.num_ready_batches_reached()
+        scheduler = t.lr_scheduler
+        if stepped:  # optimizer.step(), at the optimizer's current learning rate
             t.global_step += 1
-            self.steps.append(tuple(self.pending))
+            self.steps.append(joined(self.pending))
             self.pending.clear()
+            self.rates.append(None if scheduler is None else scheduler.lr)
         progress.increment_processed()
+        if stepped and scheduler is not None:  # update_lr_schedulers("step")
+            try:
+                scheduler.step()
+            except ZeroDivisionError as raised:
+                raise _LightningError("ZeroDivisionError", str(raised)) from None
         every = t.save_every  # ModelCheckpoint.on_train_batch_end
         if (
             every is not None

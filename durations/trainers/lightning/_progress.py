@@ -55,6 +55,14 @@ class _Progress:
     def reset_on_restart(self) -> None:
         self.current.reset_on_restart()
 
+    def counters(self, name: str) -> dict[str, int | float | None]:
+        """The trackers as flat counters, ``{name}_{total|current}_{field}``."""
+        return {
+            f"{name}_{label}_{field}": getattr(tracker, field)
+            for label, tracker in (("total", self.total), ("current", self.current))
+            for field in ("ready", "started", "processed", "completed")
+        }
+
     def copy(self) -> _Progress:
         return _Progress(
             total=attrs.evolve(self.total),

@@ -189,7 +189,7 @@ def markdown(observed: dict[str, Any]) -> str:
                 if call.get(key):
                     lines.append(f"  - {key}: {code(json.dumps(call[key]))}")
             if call["crashed"]:
-                lines.append("  - crashed (simulated, after the checkpoint)")
+                lines.append("  - crashed (killed as the next step was about to start)")
             if call["error"]:
                 error = call["error"]
                 lines.append(f"  - **error** {error['type']}: {code(error['message'])}")

@@ -192,6 +192,13 @@ def _one(
             trainer=name, version=version, supported=False, steps=0, reason=str(why)
         )
     calls = list(translation.calls)
+    if world_size is not None and world_size > 1:
+        try:
+            _check_processes(name, profile, world_size)
+        except Unsupported as why:
+            return TrainerOutcome(
+                trainer=name, version=version, supported=False, steps=0, reason=str(why)
+            )
     if crash_at is not None:
         calls = _crashed_then_rerun(profile, translation, crash_at, world_size)
     outcomes = tuple(profile.simulate(calls))
@@ -285,12 +292,21 @@ def _rate(value: float) -> str:
 
 def _check_world_size(name: str, profile: Any, scenario: Scenario) -> None:
     """:class:`Unsupported` for a data-parallel scenario on a profile of one process."""
-    sharded = [loader for loader in scenario.loaders.values() if loader.sharding is not None]
+    sharded = [loader for loader in scenario.loaders.values() if loader.world_size > 1]
     if sharded and "world_size" not in attrs.fields_dict(profile.Call):
         world = max(loader.world_size for loader in sharded)
         raise Unsupported(
             f"the {name} profile models one process (no multi-process run of {name} was "
             f"recorded), so it cannot say what {world} ranks read"
+        )
+
+
+def _check_processes(name: str, profile: Any, world_size: int) -> None:
+    """:class:`Unsupported` for a re-run on several processes on a profile of one process."""
+    if "world_size" not in attrs.fields_dict(profile.Call):
+        raise Unsupported(
+            f"the {name} profile models one process (no multi-process run of {name} was "
+            f"recorded), so it cannot say what {world_size} ranks read"
         )
 
 
@@ -321,7 +337,7 @@ def _crashed_then_rerun(
     if crashed is None:
         return calls
     rerun = list(translation.rerun)
-    if world_size is not None:
+    if world_size is not None and "world_size" in attrs.fields_dict(profile.Call):
         rerun = [
             attrs.evolve(call, world_size=world_size) if call.fresh else call for call in rerun
         ]

@@ -340,3 +340,20 @@ class TestCost:
             "reads samples 0-499,999 of 'a' twice where the plan reads them once",
             "never reads samples 1,000,000-1,499,999 of 'a' (the plan reads them once)",
         )
+
+
+def test_one_process_with_accumulation_is_one_process() -> None:
+    """A data-parallel loader on one rank is one process: Composer writes its accumulation as
+    micro-batches (device_train_microbatch_size) and Keras as one global batch, instead of
+    saying they cannot read several ranks; on 2 ranks they still cannot say it."""
+    job = Loader.sharded(samples=100, world_size=1, device_batch_size=5, accumulation=2, name="j")
+    result = compare(_scenario(FitCall(loader=job), max_duration="2ep"), crash_at=7)
+    composer = outcome(result, "composer")
+    assert composer.agrees  # type: ignore[attr-defined]
+    assert "device_train_microbatch_size=5" in composer.translation[0]  # type: ignore[attr-defined]
+    assert outcome(result, "keras").supported  # type: ignore[attr-defined]
+    elastic = compare(_scenario(FitCall(loader=job), max_duration="2ep"), crash_at=7, world_size=2)
+    assert outcome(elastic, "composer").reason == (  # type: ignore[attr-defined]
+        "the composer profile models one process (no multi-process run of composer was "
+        "recorded), so it cannot say what 2 ranks read"
+    )

@@ -255,6 +255,8 @@ def rate_differences(
     ...     print(line)
     learning rate differs at 1 of 3 steps: first at step 3 (0.25 where the plan has 1)
     learning rate across the crash, steps 2 to 3: 0.5, 0.25 where the plan has 0.5, 1
+    >>> len(rate_differences([9.0, 9.0, 9.0], [0.0, 0.5, 1.0], crash_at=2))  # not the crash's
+    1
     """
     wrong = [
         step
@@ -276,8 +278,12 @@ def rate_differences(
         )
     found = [said]
     if crash_at is not None and 0 < crash_at < len(rates):
+        # The steps around the crash are shown when the rates begin to differ there: the step
+        # before them agrees, one of them does not.
         around = range(crash_at - 1, min(crash_at + 2, len(rates)))
-        if any(step in around for step in wrong):
+        before = around.start - 1
+        agreed = before < 0 or before not in set(wrong)
+        if agreed and any(step in around for step in wrong):
             found.append(
                 f"learning rate across the crash, steps {around.start + 1:,} to {around.stop:,}: "
                 f"{', '.join(_rate(rates[k]) for k in around)} where the plan has "

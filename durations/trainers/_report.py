@@ -102,6 +102,12 @@ SCHEDULE_SCENARIOS: tuple[tuple[str, str, Scenario, int | None], ...] = (
         attrs.evolve(_TWO_PHASE, schedule=_PHASES),
         13,
     ),
+    (
+        "... crash at step 21",
+        "a crash inside the second phase's curve",
+        attrs.evolve(_TWO_PHASE, schedule=_PHASES),
+        21,
+    ),
 )
 
 #: (title, what it shows, scenario, crash step) of a data-parallel job.
@@ -223,6 +229,22 @@ CRASH_MODEL = [
     "not killed. `compare` turns K into each call's k.",
     "- **The recorded runs** kill the same way: a callback at the trainer's step-start hook "
     "raises once the counter reaches k (`tests/frameworks/`).",
+    "",
+    "A resumed call is stated in each profile as its trainer's users state it, and "
+    "`Translation.rerun` is the script with those options set, the same script otherwise:",
+    "",
+    "| trainer | a resumed call | a kill |",
+    "|---|---|---|",
+    "| Composer | `Call(autoresume=True)` (the newest checkpoint of the run's save folder), or "
+    '`Call(resume="latest")` (`load_path` = the newest checkpoint earlier calls wrote) | '
+    "`Call(crash_at=k)` on `state.timestamp.batch` |",
+    "| Lightning | `Call(resume_latest=True)`: `fit(ckpt_path=` the newest checkpoint `)` | "
+    "`Call(crash_at=k)` on `trainer.global_step` |",
+    "| Hugging Face | `Call(resume_latest=True)` (the checkpoint written last), or "
+    "`Call(resume_from_checkpoint=True)` (`get_last_checkpoint`: the highest step in the "
+    "call's `output_dir`) | `Call(crash_at=k)` on `state.global_step` |",
+    "| Keras | `Call(backup=True)`: `BackupAndRestore` restores the backup it finds at the "
+    "start of `fit` | `Call(crash_at=k)` on `optimizer.iterations` |",
 ]
 
 

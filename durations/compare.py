@@ -11,18 +11,19 @@ import bisect
 import importlib
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from .errors import CompareError
+from .errors import CompareError, ScheduleError
 from .fit import FitCall
 from .planner import plan as make_plan
 from .plans import Plan
 from .scenario import Scenario
 from .sharding import sample_at
 from .trainers import CallOutcome, Dataset, Translation, Unsupported
+from .trainers._outcome import Runs
 
 __all__ = ["TRAINERS", "Comparison", "TrainerOutcome", "compare", "datasets", "on_world_size"]
 
@@ -92,6 +93,11 @@ def datasets(scenario: Scenario) -> dict[str, Dataset]:
     for name, loader in scenario.loaders.items():
         if loader.samples is None:
             raise Unsupported(f"loader {name!r} is a stream; the profiles model sized data sets")
+        if loader.mixture is not None:
+            raise Unsupported(
+                f"loader {name!r} is a mixture of sources; the profiles model one data set a "
+                "loader, read in order"
+            )
         result[name] = Dataset(samples=loader.samples, offset=offset)
         offset += loader.samples
     return result
@@ -140,6 +146,8 @@ def compare(
             f"step, at most {MAX_STEPS:,} steps; scale the scenario down (fewer samples and "
             "the same batches a call, or larger batches): the differences scale with it"
         )
+    if crash_at is not None and (isinstance(crash_at, bool) or not isinstance(crash_at, int)):
+        raise CompareError(f"crash_at={crash_at!r}: expected a whole number of steps")
     if crash_at is not None and not 0 < crash_at < plan.total_steps:
         raise CompareError(
             f"crash_at={crash_at}: expected a step inside the run, 1 to {plan.total_steps - 1}"
@@ -151,7 +159,7 @@ def compare(
         if crash_at is None:
             raise CompareError(
                 f"world_size={world_size}: the re-run's world size needs a re-run; give "
-                "crash_at, the step after which the job dies"
+                "crash_at (--crash-at), the step after which the job dies"
             )
         moved = on_world_size(scenario.calls, world_size)
         resumed = make_plan(scenario.config, moved, plan.checkpoint_at(crash_at))
@@ -160,7 +168,10 @@ def compare(
                 f"the plan on {world_size} ranks has {crash_at + resumed.total_steps:,} steps: "
                 f"compare emulates each trainer step by step, at most {MAX_STEPS:,} steps"
             )
-    results = tuple(_one(name, scenario, plan, crash_at, world_size, resumed) for name in trainers)
+    curve = _Curve.of(scenario, plan, crash_at, resumed, world_size)
+    results = tuple(
+        _one(name, scenario, plan, crash_at, world_size, resumed, curve) for name in trainers
+    )
     return Comparison(
         scenario=scenario,
         plan=plan,
@@ -171,6 +182,66 @@ def compare(
     )
 
 
+@attrs.frozen
+class _Curve:
+    """The plan's learning rates, step by step, for the trainers' to be compared with; or why
+    they cannot be (``why``)."""
+
+    rates: Callable[[int], tuple[float, ...]] | None
+    why: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        scenario: Scenario,
+        plan: Plan,
+        crash_at: int | None,
+        resumed: Plan | None,
+        world_size: int | None,
+    ) -> _Curve:
+        schedule = scenario.schedule
+        if schedule is None:
+            return cls(None)
+        try:
+            curve = schedule.resolve(plan, on_extend=scenario.on_extend)
+        except ScheduleError as error:
+            return cls(None, f"the schedule cannot be placed on the plan: {error}")
+        later = curve
+        if resumed is not None and crash_at is not None:
+            try:
+                later = schedule.resolve(resumed, on_extend=scenario.on_extend)
+            except ScheduleError as error:
+                return cls(
+                    None,
+                    f"the schedule cannot be placed on the re-run's plan on {world_size} "
+                    f"{_processes(world_size or 0)}: {error}",
+                )
+
+        def rates(steps: int) -> tuple[float, ...]:
+            # Step n uses the factor at lifetime step n - 1; past the plan's end the last one
+            # is held.
+            found = []
+            for step in range(steps):
+                placed = later if crash_at is not None and step >= crash_at else curve
+                found.append(float(placed.factor(min(step, placed.end))))
+            return tuple(found)
+
+        return cls(rates)
+
+
+#: How a profile's ``Translation.schedule`` says that it gave the trainer no scheduler of the
+#: scenario's curve: its learning rates are then not compared.
+_NOT_WRITTEN = ("cannot be written", "not modelled")
+
+
+def _processes(count: int) -> str:
+    return "process" if count == 1 else "processes"
+
+
+def _unsupported(name: str, version: str, why: str) -> TrainerOutcome:
+    return TrainerOutcome(trainer=name, version=version, supported=False, steps=0, reason=why)
+
+
 def _one(
     name: str,
     scenario: Scenario,
@@ -178,6 +249,7 @@ def _one(
     crash_at: int | None,
     world_size: int | None,
     resumed: Plan | None,
+    curve: _Curve,
 ) -> TrainerOutcome:
     if name not in TRAINERS:
         raise CompareError(f"unknown trainer {name!r}; expected one of {', '.join(TRAINERS)}")
@@ -188,27 +260,38 @@ def _one(
         _check_world_size(name, profile, scenario)
         translation: Translation[Any] = profile.translate(scenario, data)
     except Unsupported as why:
-        return TrainerOutcome(
-            trainer=name, version=version, supported=False, steps=0, reason=str(why)
-        )
+        return _unsupported(name, version, str(why))
     calls = list(translation.calls)
-    if world_size is not None and world_size > 1:
-        try:
-            _check_processes(name, profile, world_size)
-        except Unsupported as why:
-            return TrainerOutcome(
-                trainer=name, version=version, supported=False, steps=0, reason=str(why)
+    notes = translation.notes
+    if world_size is not None:
+        if world_size > 1 and "world_size" not in attrs.fields_dict(profile.Call):
+            return _unsupported(
+                name,
+                version,
+                f"the {name} profile models one process (no multi-process run of {name} was "
+                f"recorded), so it cannot say what {world_size} ranks read",
             )
-    if crash_at is not None:
-        calls = _crashed_then_rerun(profile, translation, crash_at, world_size)
-    outcomes = tuple(profile.simulate(calls))
+        notes = (*notes, f"re-run on {world_size} {_processes(world_size)}")
+    try:
+        if crash_at is not None:
+            calls = _crashed_then_rerun(profile, translation, crash_at, world_size)
+        outcomes = tuple(profile.simulate(calls))
+    except ValueError as error:
+        # A profile refuses what it does not model (its Call's checks, a scheduler argument it
+        # has no formula for): the trainer cannot be said, the others still are.
+        return _unsupported(name, version, f"the {name} profile does not model it: {error}")
     found = differences(plan, outcomes, data, crash_at=crash_at, resumed=resumed)
     rates: tuple[float, ...] = ()
     planned: tuple[float, ...] = ()
     steps = sum(o.steps for o in outcomes)
-    if scenario.schedule is not None and steps and all(len(o.rates) == o.steps for o in outcomes):
+    schedule = translation.schedule
+    if curve.why and scenario.schedule is not None:
+        schedule = f"not compared: {curve.why}"
+    written = not schedule.startswith(_NOT_WRITTEN)
+    measured = steps and all(len(o.rates) == o.steps for o in outcomes)
+    if curve.rates is not None and written and measured:
         rates = tuple(rate for o in outcomes for rate in o.rates)
-        planned = _planned_rates(scenario, plan, crash_at, resumed, len(rates))
+        planned = curve.rates(len(rates))
         found.extend(rate_differences(rates, planned, crash_at=crash_at))
     return TrainerOutcome(
         trainer=name,
@@ -216,30 +299,12 @@ def _one(
         supported=True,
         steps=steps,
         outcomes=outcomes,
-        translation=translation.notes,
+        translation=notes,
         differences=tuple(found),
-        schedule=translation.schedule,
+        schedule=schedule,
         rates=rates,
         planned_rates=planned,
     )
-
-
-def _planned_rates(
-    scenario: Scenario, plan: Plan, crash_at: int | None, resumed: Plan | None, steps: int
-) -> tuple[float, ...]:
-    """The plan's learning rate (a factor of the base) for its first ``steps`` steps (step
-    ``n`` uses the factor at lifetime step ``n - 1``), held at the last one past the plan's
-    end; with ``resumed``, its factors from ``crash_at`` on."""
-    assert scenario.schedule is not None
-    curve = scenario.schedule.resolve(plan, on_extend=scenario.on_extend)
-    later = curve
-    if resumed is not None and crash_at is not None:
-        later = scenario.schedule.resolve(resumed, on_extend=scenario.on_extend)
-    rates = []
-    for step in range(steps):
-        placed = later if crash_at is not None and step >= crash_at else curve
-        rates.append(float(placed.factor(min(step, placed.end))))
-    return tuple(rates)
 
 
 def rate_differences(
@@ -307,15 +372,6 @@ def _check_world_size(name: str, profile: Any, scenario: Scenario) -> None:
         )
 
 
-def _check_processes(name: str, profile: Any, world_size: int) -> None:
-    """:class:`Unsupported` for a re-run on several processes on a profile of one process."""
-    if "world_size" not in attrs.fields_dict(profile.Call):
-        raise Unsupported(
-            f"the {name} profile models one process (no multi-process run of {name} was "
-            f"recorded), so it cannot say what {world_size} ranks read"
-        )
-
-
 def _crashed_then_rerun(
     profile: Any, translation: Translation[Any], crash_at: int, world_size: int | None
 ) -> list[Any]:
@@ -377,7 +433,8 @@ def differences(
     trained = _runs(batch for outcome in outcomes for batch in outcome.batches)
     steps = sum(outcome.steps for outcome in outcomes)
     if steps != total:
-        crash = f" (with a crash after step {crash_at:,})" if crash_at is not None else ""
+        crashed = crash_at is not None and any(outcome.crashed for outcome in outcomes)
+        crash = f" (with a crash after step {crash_at:,})" if crashed else ""
         found.append(f"trains {steps:,} steps{crash} where the plan has {total:,}")
     loaders = sorted((dataset.offset, name) for name, dataset in data.items())
     groups: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
@@ -397,7 +454,26 @@ def differences(
             found.append(f"reads {label} {_times(got)} where the plan reads them {_times(want)}")
     if not groups and steps == total and trained != planned:
         found.append("reads the planned samples in another order")
+    elif (
+        not groups
+        and steps == total
+        and _sizes(outcomes) != _planned_sizes(plan, crash_at, resumed)
+    ):
+        found.append("reads the planned samples in steps of other sizes")
     return found
+
+
+def _sizes(outcomes: Sequence[CallOutcome]) -> list[int]:
+    return [len(batch) for outcome in outcomes for batch in outcome.batches]
+
+
+def _planned_sizes(plan: Plan, crash_at: int | None, resumed: Plan | None) -> list[int]:
+    """The samples each step of the plan reads (the first ``crash_at`` of ``plan``, then
+    ``resumed``'s, when given)."""
+    if resumed is None or crash_at is None:
+        return [read.samples for segment in plan.segments for read in segment.reads()]
+    first = [read.samples for segment in plan.segments for read in segment.reads()]
+    return first[:crash_at] + [read.samples for s in resumed.segments for read in s.reads()]
 
 
 def _runs(reads: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
@@ -410,7 +486,9 @@ def _runs(reads: Iterable[Sequence[int]]) -> list[tuple[int, int]]:
     runs: list[tuple[int, int]] = []
     for ids in reads:
         pieces: Iterable[tuple[int, int]]
-        if isinstance(ids, range) and ids.step == 1:
+        if isinstance(ids, Runs):
+            pieces = [(run.start, run.stop) for run in ids.ranges if run]
+        elif isinstance(ids, range) and ids.step == 1:
             pieces = [(ids.start, ids.stop)] if ids else []
         else:
             pieces = ((sample, sample + 1) for sample in ids)

@@ -5,14 +5,30 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
+from fractions import Fraction
 from pathlib import Path
 
+import attrs
 import pytest
 
-from durations import FitCall, Loader, RunConfig
-from durations.compare import compare, datasets
+from durations import (
+    END,
+    CompareError,
+    FitCall,
+    Landmark,
+    Loader,
+    Mixture,
+    RunConfig,
+    Schedule,
+    Source,
+)
+from durations._render.compare import _finite, compare_text
+from durations.compare import TRAINERS, compare, datasets, differences
 from durations.scenario import Scenario
-from durations.trainers import Unsupported
+from durations.trainers import CallOutcome, Unsupported
+from durations.trainers._outcome import Runs
+from durations.trainers._script import shapes
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = Scenario.from_toml((ROOT / "tests" / "golden" / "two-phase-small.toml").read_text())
@@ -163,7 +179,7 @@ class TestDataParallel:
         assert hf.differences == (  # type: ignore[attr-defined]
             "reads samples 1-18 of 'train' 4 times where the plan reads them twice",
         )
-        assert hf.outcomes[0].batches[5] == (*range(100, 101), *range(19))  # type: ignore[attr-defined]
+        assert tuple(hf.outcomes[0].batches[5]) == (*range(100, 101), *range(19))  # type: ignore[attr-defined]
 
     def test_crash_at_3(self) -> None:
         """`durations compare examples/elastic-ddp.toml --crash-at 3`: Lightning's plain loader
@@ -357,3 +373,214 @@ def test_one_process_with_accumulation_is_one_process() -> None:
         "the composer profile models one process (no multi-process run of composer was "
         "recorded), so it cannot say what 2 ranks read"
     )
+
+
+def _toml(text: str) -> Scenario:
+    return Scenario.from_toml(textwrap.dedent(text))
+
+
+_DDP_SCHEDULE = """
+    [run]
+    max_duration = "2ep"
+    [loaders.train]
+    samples = 101
+    world_size = 2
+    device_batch_size = 10
+    padding = "cycle"
+    [[fit]]
+    loader = "train"
+    [schedule]
+    warmup = "{warmup}"
+    [[schedule.pieces]]
+    kind = "linear"
+    to = "{to}"
+    until = "{until}"
+"""
+
+
+class TestFoundByReview:
+    """Each row a comparison that once went wrong, and what it says now."""
+
+    def test_a_profile_refusal_is_that_trainers_alone(self) -> None:
+        """Hugging Face has no formula for a polynomial decay as long as its warmup (its own
+        division by zero): on 4 processes the re-run's max_steps is the warmup's 6, so the
+        profile refuses it; that trainer cannot say it, the others are still compared."""
+        scenario = _toml(_DDP_SCHEDULE.format(warmup="6ba", to="0.1", until="end"))
+        result = compare(scenario, crash_at=3, world_size=4)
+        hf = outcome(result, "transformers")
+        assert not hf.supported  # type: ignore[attr-defined]
+        assert hf.reason.startswith("the transformers profile does not model it: ")  # type: ignore[attr-defined]
+        assert outcome(result, "lightning").supported  # type: ignore[attr-defined]
+
+    def test_a_curve_the_rerun_never_reaches_is_not_compared(self) -> None:
+        """A piece ending at 12ba: the plan on 3 processes ends at step 9, so the curve cannot
+        be placed on the re-run; the learning rates are not compared, with that reason, and
+        the samples still are."""
+        scenario = _toml(_DDP_SCHEDULE.format(warmup="2ba", to="0", until="12ba"))
+        result = compare(scenario, crash_at=3, world_size=3)
+        hf = outcome(result, "transformers")
+        assert hf.schedule.startswith(  # type: ignore[attr-defined]
+            "not compared: the schedule cannot be placed on the re-run's plan on 3 processes: "
+        )
+        assert hf.rates == ()  # type: ignore[attr-defined]
+        assert any("reads samples" in d for d in hf.differences)  # type: ignore[attr-defined]
+
+    @pytest.mark.parametrize("trainers", [("lightning",), ("transformers",), TRAINERS])
+    def test_a_curve_the_plan_never_reaches_says_so_for_every_selection(
+        self, trainers: tuple[str, ...]
+    ) -> None:
+        """A 1000-step warmup in a 20-step plan: the same answer whichever trainers are asked
+        for (it once raised only when Hugging Face was among them)."""
+        scenario = attrs.evolve(
+            _scenario(FitCall(loader=A), max_duration="2ep"),
+            schedule=Schedule.warmup("1000ba"),
+        )
+        for found in compare(scenario, trainers=trainers).trainers:
+            assert found.rates == ()
+            assert found.schedule.startswith("not compared: the schedule cannot be placed")
+
+    def test_a_schedule_a_trainer_cannot_be_given_is_not_compared(self) -> None:
+        """Hugging Face runs a schedule it cannot be given at a constant rate; those rates are
+        the fallback's, not the trainer's scheduler's, and are not compared."""
+        scenario = attrs.evolve(
+            _scenario(FitCall(loader=A), max_duration="2ep"),
+            schedule=Schedule.constant(0).then_linear(to="0.5", until=END),
+        )
+        hf = outcome(compare(scenario), "transformers")
+        assert hf.schedule.startswith("cannot be written: ")  # type: ignore[attr-defined]
+        assert hf.rates == ()  # type: ignore[attr-defined]
+        assert hf.agrees  # type: ignore[attr-defined]
+
+    @pytest.mark.parametrize("samples", [40_000_001, 39_999_999])
+    def test_reads_past_the_data_cost_their_runs(self, samples: int) -> None:
+        """Evened epochs of 40 million samples read past the data's end every epoch: the
+        steps' ids are runs, not every id (this took 5 s and 1.2 GB)."""
+        job = Loader.sharded(samples=samples, world_size=2, device_batch_size=5_000_000, name="j")
+        result = compare(_scenario(FitCall(loader=job), max_duration="2ep"), crash_at=3)
+        for trainer in ("lightning", "transformers"):
+            for call in outcome(result, trainer).outcomes:  # type: ignore[attr-defined]
+                assert all(isinstance(ids, range | Runs) for ids in call.batches)
+
+    @pytest.mark.parametrize("duration", ["0ba", "0sp"])
+    def test_a_call_of_no_steps_trains_none(self, duration: str) -> None:
+        """Hugging Face's max_steps=0 still trains a step and Keras's steps_per_epoch=0 is
+        falsy (a whole epoch): a call the plan gives no step is written as no epoch."""
+        b = Loader(samples=300, batch_size=10, name="b")
+        scenario = _scenario(
+            FitCall(loader=A, duration="2ep"), FitCall(loader=b, duration=duration)
+        )
+        result = compare(scenario)
+        for trainer in ("lightning", "transformers", "keras"):
+            assert outcome(result, trainer).agrees, trainer  # type: ignore[attr-defined]
+
+    def test_crash_at_must_be_a_whole_number(self) -> None:
+        for value in (2.5, True, "3"):
+            with pytest.raises(CompareError, match="expected a whole number of steps"):
+                compare(SMALL, crash_at=value)  # type: ignore[arg-type]
+
+    def test_no_crash_is_claimed_when_none_happened(self) -> None:
+        """Composer raises for 0.5ep at step 10, before the crash step 12 is reached: the step
+        count difference does not speak of a crash."""
+        b = Loader(samples=300, batch_size=10, name="b")
+        scenario = _scenario(FitCall(loader=A, duration="1ep"), FitCall(loader=b, duration="0.5ep"))
+        composer = outcome(compare(scenario, crash_at=12), "composer")
+        assert not any(o.crashed for o in composer.outcomes)  # type: ignore[attr-defined]
+        assert "trains 10 steps where the plan has 25" in composer.differences  # type: ignore[attr-defined]
+
+    def test_a_mixture_is_not_read_as_one_data_set(self) -> None:
+        sources = (
+            Source(name="web", samples=40, weight=1),
+            Source(name="code", samples=40, weight=1),
+        )
+        mixed = Loader.mixing(Mixture(sources=sources), batch_size=8, name="m")
+        with pytest.raises(Unsupported, match="is a mixture of sources"):
+            datasets(_scenario(FitCall(loader=mixed, duration="1ep")))
+
+    def test_steps_of_other_sizes_are_a_difference(self) -> None:
+        """The same samples in the same order, in steps split elsewhere, do not agree."""
+        plan = compare(_scenario(FitCall(loader=A, duration="2ba"))).plan
+        data = datasets(_scenario(FitCall(loader=A, duration="2ba")))
+        split = CallOutcome(steps=2, batches=(range(5), range(5, 20)), counters={})
+        assert differences(plan, [split], data) == [
+            "reads the planned samples in steps of other sizes"
+        ]
+        same = CallOutcome(steps=2, batches=(range(10), range(10, 20)), counters={})
+        assert differences(plan, [same], data) == []
+
+    def test_json_has_no_infinity(self) -> None:
+        """Lightning's num_training_batches of a loader it never sized is inf: JSON has no
+        number for it, so it is written as text."""
+        path = ROOT / "tests" / "golden" / "two-phase-small.toml"
+        command = [sys.executable, "-m", "durations", "compare", str(path), "--json"]
+        text = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+        def refuse(constant: str) -> object:
+            raise AssertionError(f"{constant} in JSON")
+
+        json.loads(text, parse_constant=refuse)
+        assert _finite(float("inf")) == "inf"
+
+
+_TWO_CALLS = (FitCall(loader=A, duration="1ep", name="p"), FitCall(loader=A, duration="1ep"))
+
+
+class TestShapes:
+    """``shapes``: a call's part of a schedule in the terms the trainers' own schedulers take,
+    or why not (each row with the reason)."""
+
+    @pytest.mark.parametrize(
+        ("schedule", "per", "expected"),
+        [
+            # a level each call, the second jumping to it at its first step: two constants
+            (
+                Schedule.constant(1, until=Landmark.call_stop("p")).then_constant(
+                    value="0.5", until=END
+                ),
+                "call",
+                [
+                    ("constant", 0, Fraction(1), Fraction(1)),
+                    ("constant", 0, Fraction(1, 2), Fraction(1, 2)),
+                ],
+            ),
+            # a warmup then a cosine over the whole run, as one curve
+            (
+                Schedule.warmup("2ba").then_cosine(to="0.1", until=END),
+                "run",
+                [("cosine", 2, Fraction(1), Fraction(1, 10))],
+            ),
+        ],
+    )
+    def test_written(
+        self, schedule: Schedule, per: str, expected: list[tuple[str, int, Fraction, Fraction]]
+    ) -> None:
+        scenario = attrs.evolve(_scenario(*_TWO_CALLS), schedule=schedule)
+        found = shapes(scenario, compare(scenario, trainers=()).plan, per=per)  # type: ignore[arg-type]
+        assert [(s.decay, s.warmup, s.peak, s.floor) for s in found] == expected
+
+    @pytest.mark.parametrize(
+        ("schedule", "per", "why"),
+        [
+            # no trainer's own scheduler rises after its warmup
+            (Schedule.constant(0).then_cosine(to="0.5", until=END), "run", "rises from 0 to 1/2"),
+            # a decay that ends before the run does is not one of their lengths
+            (Schedule.constant(1).then_linear(to=0, until="10ba"), "run", "other steps than"),
+            # two decays in one call
+            (
+                Schedule.constant(1)
+                .then_linear(to="0.5", until="5ba")
+                .then_cosine(to=0, until=END),
+                "call",
+                "one constant, linear or cosine decay",
+            ),
+        ],
+    )
+    def test_refused(self, schedule: Schedule, per: str, why: str) -> None:
+        scenario = attrs.evolve(_scenario(*_TWO_CALLS), schedule=schedule)
+        with pytest.raises(Unsupported, match=why):
+            shapes(scenario, compare(scenario, trainers=()).plan, per=per)  # type: ignore[arg-type]
+
+
+def test_one_process_is_said_in_the_singular() -> None:
+    text = compare_text(compare(ELASTIC_DDP, crash_at=3, world_size=1, trainers=()), "s.toml")
+    assert "run again on 1 process\n" in text
+    assert "and on 1 process from step 3" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from ._text import aligned, clip, number
@@ -27,13 +28,15 @@ def compare_text(comparison: Comparison, source: str) -> str:
         if comparison.crash_at is not None
         else ""
     )
-    if comparison.world_size is not None:
-        crash += f" on {number(comparison.world_size)} processes"
+    world = comparison.world_size
+    processes = "process" if world == 1 else "processes"
+    if world is not None:
+        crash += f" on {number(world)} {processes}"
     lines = [f"{source}{crash}", f"durations plans {number(plan.total_steps)} steps ({per_call})"]
     resumed = comparison.resumed
     if resumed is not None and comparison.crash_at is not None:
         lines.append(
-            f"  and on {number(comparison.world_size or 0)} processes from step "
+            f"  and on {number(world or 0)} {processes} from step "
             f"{number(comparison.crash_at)}: {number(resumed.total_steps)} more steps, "
             f"{number(comparison.total_steps)} in all"
         )
@@ -89,7 +92,7 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
                 "calls": [
                     {
                         "steps": o.steps,
-                        "counters": dict(o.counters),
+                        "counters": {key: _finite(v) for key, v in o.counters.items()},
                         "messages": list(o.messages),
                         "error": None
                         if o.error is None
@@ -102,3 +105,11 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
             for t in comparison.trainers
         ],
     }
+
+
+def _finite(value: object) -> object:
+    """A counter as JSON has it: an infinite or NaN float (Lightning's ``inf`` batches of a
+    loader of unknown length) as its text, which JSON has no number for."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value

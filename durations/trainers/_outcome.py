@@ -2,17 +2,62 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Generic, TypeVar
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Generic, TypeVar, overload
 
 import attrs
 
-__all__ = ["CallOutcome", "Dataset", "TrainerError", "Translation", "Unsupported", "joined"]
+__all__ = [
+    "CallOutcome",
+    "Dataset",
+    "Runs",
+    "TrainerError",
+    "Translation",
+    "Unsupported",
+    "joined",
+]
 
-#: The sample ids one step or micro-batch reads: a ``range`` when they are contiguous (so that a
-#: profile's cost grows with the steps it emulates, never with the samples they read), a tuple
-#: otherwise. Compare them as ``tuple(ids)``.
+#: The sample ids one step or micro-batch reads: a ``range`` when they are contiguous, a
+#: :class:`Runs` of ranges when they are runs of contiguous ids (so that a profile's cost grows
+#: with the steps it emulates, never with the samples they read), a tuple for a shuffled read.
+#: Compare them as ``tuple(ids)``.
 Ids = Sequence[int]
+
+
+@attrs.frozen
+class Runs(Sequence[int]):
+    """Sample ids as runs of consecutive ids, in reading order: a sequence of ints that costs
+    what its runs cost.
+
+    >>> ids = Runs((range(8, 10), range(0, 3)))
+    >>> len(ids), tuple(ids), ids[2], ids[-1], ids[1:3]
+    (5, (8, 9, 0, 1, 2), 0, 2, (9, 0))
+    """
+
+    ranges: tuple[range, ...]
+
+    def __len__(self) -> int:
+        return sum(len(run) for run in self.ranges)
+
+    def __iter__(self) -> Iterator[int]:
+        return itertools.chain.from_iterable(self.ranges)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[int, ...]: ...
+    def __getitem__(self, index: int | slice) -> int | tuple[int, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if index < 0:
+            index += len(self)
+        for run in self.ranges:
+            if 0 <= index < len(run):
+                return run[index]
+            index -= len(run)
+        raise IndexError("Runs index out of range")
+
 
 _Call = TypeVar("_Call")
 
@@ -53,6 +98,16 @@ class Dataset:
         """
         return range(self.offset + start, self.offset + stop)
 
+    def _wrapped(self, positions: range) -> Iterator[range]:
+        """``positions`` (step 1) as runs of ids, those past the data's end reading its start
+        again."""
+        position = positions.start
+        while position < positions.stop:
+            place = position % self.samples
+            length = min(positions.stop - position, self.samples - place)
+            yield self.ids(place, place + length)
+            position += length
+
     def read(self, positions: range, *, epoch: int, shuffled: bool) -> Ids:
         """The ids that ``positions`` of epoch ``epoch``'s sequence read: a data-parallel
         sampler's positions past the data's end read its start again, and a ``shuffled`` read
@@ -63,12 +118,10 @@ class Dataset:
         >>> Dataset(samples=3).read(range(0, 2), epoch=0, shuffled=False)
         range(0, 2)
         """
-        if (
-            positions.step == 1
-            and positions.stop <= self.samples
-            and not (shuffled and self.orders)
-        ):
-            return self.ids(positions.start, positions.stop)
+        if positions.step == 1 and not (shuffled and self.orders):
+            if positions.stop <= self.samples:
+                return self.ids(positions.start, positions.stop)
+            return joined(self._wrapped(positions))
         places = [position % self.samples for position in positions]
         if shuffled and self.orders:
             if epoch >= len(self.orders):
@@ -113,27 +166,40 @@ class CallOutcome:
 
 def joined(parts: Iterable[Ids]) -> Ids:
     """One step's ids from its micro-batches' ids, in order: a ``range`` when they follow each
-    other, a tuple otherwise.
+    other, :class:`Runs` when they are runs of consecutive ids, a tuple when a part is one.
 
     >>> joined([range(0, 5), range(5, 10)])
     range(0, 10)
+    >>> joined([range(8, 10), range(0, 3)])
+    Runs(ranges=(range(8, 10), range(0, 3)))
     >>> joined([range(0, 2), (7, 3)])
     (0, 1, 7, 3)
     """
-    result: Ids = range(0)
+    runs: list[range] = []
+    flat: list[int] | None = None
     for part in parts:
-        if not part:
+        pieces: tuple[range, ...] | None = None
+        if isinstance(part, Runs):
+            pieces = part.ranges
+        elif isinstance(part, range) and part.step == 1:
+            pieces = (part,)
+        if flat is None and pieces is not None:
+            for run in pieces:
+                if not run:
+                    continue
+                if runs and runs[-1].stop == run.start:
+                    runs[-1] = range(runs[-1].start, run.stop)
+                else:
+                    runs.append(run)
             continue
-        if (
-            isinstance(result, range)
-            and isinstance(part, range)
-            and result.step == part.step == 1
-            and (not result or result.stop == part.start)
-        ):
-            result = range(part.start if not result else result.start, part.stop)
-        else:
-            result = (*result, *part)
-    return result if result else ()
+        if flat is None:
+            flat = list(itertools.chain.from_iterable(runs))
+        flat.extend(part)
+    if flat is not None:
+        return tuple(flat)
+    if not runs:
+        return ()
+    return runs[0] if len(runs) == 1 else Runs(tuple(runs))
 
 
 class Unsupported(Exception):  # noqa: N818 - an answer about a trainer, not a failure

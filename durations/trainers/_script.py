@@ -174,16 +174,26 @@ def _shape(what: str, start: int, stop: int, pieces: list[ResolvedPiece], first:
         "linear": "linear",
         "cosine": "cosine",
     }
-    if len(pieces) > 1 or body.piece.kind not in kinds or body.piece.jumps:
+    # A constant piece that jumps to its level at the span's first step is a constant level.
+    jumps = body.piece.jumps and not (body.piece.kind == "constant" and body.start == start)
+    if len(pieces) > 1 or body.piece.kind not in kinds or jumps:
         shown = ", then ".join(str(piece.piece) for piece in pieces)
         raise Unsupported(
             f"{why} is {shown}: the trainers' own schedulers take a warmup and one constant, "
             "linear or cosine decay"
         )
     if body.start != start + warmup or body.stop != stop:
-        raise Unsupported(f"{why} decays over other steps than the rest of the call")
+        raise Unsupported(
+            f"{why} decays over other steps than those after its warmup: the trainers' own "
+            "schedulers decay until the end of their length"
+        )
     floor = body.stop_value
     if not isinstance(floor, Fraction) or body.start_value != peak:
         raise Unsupported(f"{why} decays from or to an inexact factor")
+    if floor > peak:
+        raise Unsupported(
+            f"{why} rises from {peak} to {floor}: after their warmup, the trainers' own "
+            "schedulers only decay"
+        )
     decay: Literal["constant", "linear", "cosine"] = kinds[body.piece.kind]
     return Shape(warmup=warmup, peak=peak, decay=decay, floor=floor, steps=steps)

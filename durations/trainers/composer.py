@@ -1028,6 +1028,15 @@ def _scheduled(scenario: Scenario, calls: list[Call]) -> tuple[list[Call], str]:
     return calls, note
 
 
+def _unit(limit: str) -> str | None:
+    """The unit of a duration Composer takes, ``None`` for one it refuses (the call then raises
+    Composer's own error)."""
+    try:
+        return _parse(limit).unit
+    except _Error:
+        return None
+
+
 def _scheduler(shape: Shape, calls: list[Call]) -> tuple[float, Scheduler, str]:
     """The run's shape as the optimizer's learning rate (its peak), a Composer scheduler over
     the plan's steps, and why t_max is what it is; :class:`Unsupported` when none says it."""
@@ -1040,7 +1049,7 @@ def _scheduler(shape: Shape, calls: list[Call]) -> tuple[float, Scheduler, str]:
         )
     first = calls[0]
     limit = first.duration if first.duration is not None else first.max_duration
-    if len(calls) == 1 and limit is not None and _parse(limit).unit in ("ba", "ep"):
+    if len(calls) == 1 and limit is not None and _unit(limit) in ("ba", "ep"):
         t_max, why = "1dur", f"t_max='1dur' is the run's max_duration, {shape.steps} batches"
     else:
         t_max = f"{shape.steps}ba"

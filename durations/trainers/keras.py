@@ -737,7 +737,9 @@ def translate(scenario: Scenario, data: Mapping[str, Dataset]) -> Translation[Ca
             epochs = int(step.request.value)
         else:
             steps = step.steps()
-            if steps <= per_epoch:
+            if steps == 0:  # steps_per_epoch=0 is falsy: Keras would read a whole epoch
+                epochs = 0
+            elif steps <= per_epoch:
                 epochs, steps_per_epoch = 1, steps
             elif steps % per_epoch == 0:
                 epochs = steps // per_epoch

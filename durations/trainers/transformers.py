@@ -1072,6 +1072,8 @@ def translate(scenario: Scenario, data: Mapping[str, Dataset]) -> Translation[Ca
         length: dict[str, int | float]
         if step.request.unit is Unit.EP:
             length = {"num_train_epochs": float(step.request.value)}
+        elif step.steps() == 0:  # max_steps=0 would still train a step; no epoch trains none
+            length = {"num_train_epochs": 0.0}
         else:
             length = {"max_steps": step.steps()}
         calls.append(

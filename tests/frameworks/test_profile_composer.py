@@ -776,8 +776,9 @@ class TestScheduleTranslation:
                 .then_linear(to=0, until=END),
                 "the trainers' own schedulers take a warmup and one",
             ),
-            # from 0 to 0.5: the optimizer's learning rate would be 0
-            (Schedule(0).then_linear(to="0.5", until=END), "which would be 0"),
+            # from 0 to 0.5: no scheduler rises after its warmup (and the optimizer's learning
+            # rate, the peak, would be 0)
+            (Schedule(0).then_linear(to="0.5", until=END), "rises from 0 to 1/2"),
         ],
     )
     def test_what_cannot_be_written(self, schedule: Schedule, why: str) -> None:

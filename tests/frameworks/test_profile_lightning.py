@@ -815,7 +815,7 @@ class TestUnobservedRules:
                 ),
             ]
         )
-        assert resumed.batches[0] == (*range(90, 100), *range(15))
+        assert tuple(resumed.batches[0]) == (*range(90, 100), *range(15))
         assert resumed.steps == 7
         assert resumed.counters["global_step"] == 10
 

@@ -276,7 +276,9 @@ def test_shuffled_resume_reads_the_uninterrupted_positions() -> None:
     assert crashed["batches"] + resumed["batches"] == whole["batches"]
     (uninterrupted,) = simulate(to_calls([whole["call"]]))
     first, second = simulate(to_calls([crashed["call"], resumed["call"]]))
-    assert first.batches + second.batches == uninterrupted.batches
+    assert [tuple(ids) for ids in (*first.batches, *second.batches)] == [
+        tuple(ids) for ids in uninterrupted.batches
+    ]
 
 
 A = Dataset(samples=100)
@@ -785,20 +787,23 @@ def test_the_written_schedule_gives_the_plans_rates_across_any_crash(
 
 
 def test_a_schedule_hf_cannot_write_runs_at_the_base_rate_and_says_why() -> None:
-    """A cosine across both calls has no per-call HF scheduler: the translation says why, runs
-    every Trainer at learning_rate=1.0, and the comparison shows where the rates differ."""
+    """A cosine across both calls has no per-call HF scheduler: the translation says why and
+    runs every Trainer at learning_rate=1.0; the comparison does not hold those rates to the
+    plan's (the profile still reports them)."""
     scenario = _scheduled([("cosine", "0.1", "end")])
     translation = translate(scenario, datasets(scenario))
     assert translation.schedule.startswith(
         "cannot be written: call #0's part of the schedule (steps 0 to 20) decays over other "
-        "steps than the rest of the call"
+        "steps than those after its warmup"
     )
     assert {(c.learning_rate, c.lr_scheduler_type) for c in translation.calls} == {
         (1.0, "constant")
     }
+    # The constant rates are the fallback's, not a scheduler given the curve: not compared.
     (outcome,) = compare(scenario, trainers=["transformers"]).trainers
-    assert outcome.rates == (1.0,) * 28
-    assert outcome.differences[0].startswith("learning rate differs at 27 of 28 steps")
+    assert outcome.rates == ()
+    assert not any(d.startswith("learning rate") for d in outcome.differences)
+    assert [len(o.rates) for o in outcome.outcomes] == [o.steps for o in outcome.outcomes]
 
 
 def test_rules_name_a_source_at_this_version() -> None:

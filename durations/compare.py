@@ -276,6 +276,8 @@ def _one(
         if crash_at is not None:
             calls = _crashed_then_rerun(profile, translation, crash_at, world_size)
         outcomes = tuple(profile.simulate(calls))
+    except Unsupported as why:
+        return _unsupported(name, version, str(why))
     except ValueError as error:
         # A profile refuses what it does not model (its Call's checks, a scheduler argument it
         # has no formula for): the trainer cannot be said, the others still are.
@@ -397,6 +399,13 @@ def _crashed_then_rerun(
     first = profile.simulate(calls)
     crashed = next((i for i, outcome in enumerate(first) if outcome.crashed), None)
     if crashed is None:
+        if sum(outcome.steps for outcome in first) > crash_at:
+            # It trained past step crash_at without being killed: its counter is not the
+            # script's (Composer's timestamp restarts with reset_time).
+            raise Unsupported(
+                f"the kill after step {crash_at:,} cannot be placed: the trainer's step counter "
+                "is not the script's lifetime step here (it restarts with reset_time)"
+            )
         return calls
     rerun = list(translation.rerun)
     if world_size is not None and "world_size" in attrs.fields_dict(profile.Call):

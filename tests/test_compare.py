@@ -584,3 +584,20 @@ def test_one_process_is_said_in_the_singular() -> None:
     text = compare_text(compare(ELASTIC_DDP, crash_at=3, world_size=1, trainers=()), "s.toml")
     assert "run again on 1 process\n" in text
     assert "and on 1 process from step 3" in text
+
+
+def test_a_kill_a_trainer_cannot_count_to_is_said() -> None:
+    """Composer's kill counts its timestamp, which reset_time restarts: a crash after lifetime
+    step 7 (the second call's second step) is never reached on it, so Composer cannot say it,
+    rather than agreeing without a crash. Step 3 is before the reset: it is placed."""
+    b = Loader(samples=300, batch_size=10, name="b")
+    scenario = _scenario(
+        FitCall(loader=A, duration="5ba"), FitCall(loader=b, duration="5ba", reset_time=True)
+    )
+    late = outcome(compare(scenario, crash_at=7), "composer")
+    assert late.reason == (  # type: ignore[attr-defined]
+        "the kill after step 7 cannot be placed: the trainer's step counter is not the script's "
+        "lifetime step here (it restarts with reset_time)"
+    )
+    early = outcome(compare(scenario, crash_at=3), "composer")
+    assert any(o.crashed for o in early.outcomes)  # type: ignore[attr-defined]

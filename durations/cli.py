@@ -153,6 +153,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
     for add in (_plan_command, _convert_command, _compare_command, _inspect_command):
         add(commands, formatter)
+    _audit_command(commands, formatter)
+    _conformance_command(commands, formatter)
     return parser
 
 
@@ -301,6 +303,171 @@ def _inspect_command(
     )
     i.add_argument("path", help="a durations checkpoint JSON, or a Hugging Face checkpoint")
     i.set_defaults(run=_inspect)
+
+
+def _audit_command(
+    commands: _SubParsersAction[_ArgumentParser], formatter: type[argparse.HelpFormatter]
+) -> None:
+    """``durations audit``: whether a run's step log followed the plan (docs/audits.md)."""
+    a = commands.add_parser(
+        "audit",
+        help="check a run's step log against the plan",
+        description="Plan a scenario file and check a run's step log (one JSON line per "
+        "optimizer step, docs/audits.md) against it, step by step: the data each step read, its "
+        "learning rate, each checkpoint's saved loader state, and the resumes of a killed job. "
+        "Exit 0 when the run followed the plan, 1 when it did not (the first divergence is "
+        "named), 2 for input that cannot be read.",
+        epilog="example:\n  durations audit run.toml runs/steps.jsonl",
+        formatter_class=formatter,
+    )
+    a.add_argument("scenario", help="the run's scenario TOML file ([resume] is not used)")
+    a.add_argument("log", help="the run's step log (JSON lines)")
+    a.add_argument(
+        "--base-lr",
+        type=float,
+        metavar="LR",
+        help="the base learning rate the [schedule]'s factors multiply (default: the log "
+        "header's base_lr, else the first logged rate over its factor)",
+    )
+    a.add_argument("--json", action="store_true", help="print the audit as JSON")
+    a.set_defaults(run=_audit)
+
+
+def _audit(args: argparse.Namespace) -> int:
+    import json
+    import stat
+    from pathlib import Path
+
+    from ._render.audit import audit_json, audit_text
+    from .audit import StepLog, audit
+    from .planner import plan
+    from .readers import read_text
+    from .scenario import Scenario
+
+    path = Path(args.scenario)
+    scenario = Scenario.from_toml(read_text(path), source=str(path))
+    result = plan(scenario.config, scenario.calls)
+    if not result.ok:
+        raise InputError(f"{path}: the scenario cannot be planned; see durations plan {path}")
+    curve, _ = _schedule(scenario, result)
+    with open(args.log, encoding="utf-8") as handle:  # streamed: a long run's log is large
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise InputError(f"{shown(args.log)}: not a regular file")
+        log = StepLog.parse(handle)
+    base = args.base_lr if args.base_lr is not None else log.base_lr
+    found = audit(result, log.records, schedule=curve, base_lr=base)
+    if args.json:
+        print(json.dumps(audit_json(found, str(path), args.log), indent=2))
+    else:
+        _say(audit_text(found, str(path), args.log), end="")
+    return 0 if found.ok else 1
+
+
+def _conformance_command(
+    commands: _SubParsersAction[_ArgumentParser], formatter: type[argparse.HelpFormatter]
+) -> None:
+    """``durations conformance``: the conformance suite against an adapter."""
+    c = commands.add_parser(
+        "conformance",
+        help="run the conformance suite against an implementation",
+        description="Run the conformance suite (docs/conformance.md) against an adapter: a "
+        "command that reads one JSON request a line on stdin and writes one JSON response a "
+        "line on stdout. Exit 0 when every vector not known to fail passes, 1 when one does "
+        "not (or a known failure is stale or names no vector), 2 for bad input.",
+        epilog=textwrap.dedent(
+            """\
+            examples:
+              durations conformance
+              durations conformance --adapter "node my-adapter.js" --features core,resume
+              durations conformance --trainer lightning --as-trainer
+              durations conformance --adapter ./adapter --known-failures known.json --json
+            """
+        ),
+        formatter_class=formatter,
+    )
+    who = c.add_mutually_exclusive_group()
+    who.add_argument(
+        "--adapter",
+        metavar="CMD",
+        help="the adapter command, split as a shell would (default: the reference adapter, "
+        "python -m durations.adapter)",
+    )
+    who.add_argument(
+        "--trainer",
+        choices=list(TRAINERS),
+        help="run a trainer profile as the adapter: its total_steps and reads are checked",
+    )
+    c.add_argument(
+        "--suite", metavar="DIR", help="the suite's directory (default: the shipped one)"
+    )
+    c.add_argument(
+        "--features",
+        metavar="LIST",
+        help="run only the vectors whose features are all in this comma-separated list, "
+        "e.g. core,resume (default: every vector)",
+    )
+    c.add_argument(
+        "--known-failures",
+        metavar="FILE",
+        help='a JSON object {"<vector id>": "<why>"}: those vectors may fail; one that passes '
+        "or names no vector fails the run",
+    )
+    c.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds to wait for each response (default 10); the adapter is restarted after",
+    )
+    c.add_argument("--json", action="store_true", help="print the results as JSON")
+    c.add_argument(
+        "--as-trainer",
+        action="store_true",
+        help="with --trainer: expect the trainer's own recorded outcome where the suite has one",
+    )
+    c.set_defaults(run=_conformance)
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    import json
+    import shlex
+    from pathlib import Path
+
+    from . import _conformance_run as runner
+
+    if args.as_trainer and args.trainer is None:
+        raise InputError("--as-trainer needs --trainer NAME: whose recorded outcome to expect")
+    if not args.timeout > 0:
+        raise InputError(f"--timeout {args.timeout:g}: expected a number of seconds > 0")
+    command = runner.reference_command(args.trainer)
+    label = "python -m durations.adapter" + (f" --trainer {args.trainer}" if args.trainer else "")
+    if args.adapter is not None:
+        command = shlex.split(args.adapter)
+        label = args.adapter
+        if not command:
+            raise InputError("--adapter '': expected a command")
+    suite = runner.load_suite(runner.find_suite(args.suite))
+    known = None
+    if args.known_failures is not None:
+        known = runner.load_known_failures(Path(args.known_failures))
+    features = None
+    if args.features is not None:
+        features = [f.strip() for f in args.features.split(",") if f.strip()]
+    adapter = runner.Adapter(command, timeout=args.timeout)
+    report = runner.run(
+        suite,
+        adapter,
+        features=features,
+        known=known,
+        trainer=args.trainer,
+        as_trainer=args.as_trainer,
+        label=label,
+    )
+    if args.json:
+        print(json.dumps(runner.report_json(report), indent=2))
+    else:
+        _say(runner.report_text(report, args.known_failures), end="")
+    return 0 if report.ok else 1
 
 
 def _positive(text: str) -> int:

@@ -38,6 +38,10 @@ NEVER = ("durations.testing", "durations._hypothesis", "hypothesis", "durations.
 #: What `compare` alone uses: the comparison and the trainer profiles.
 COMPARE = ("durations.compare", "durations.trainers")
 
+#: What `conformance` and `audit` alone use.
+CONFORMANCE = ("durations.conformance", "durations._conformance_run", "durations.adapter")
+AUDIT = ("durations.audit", "durations._render.audit")
+
 
 def imported(*args: str) -> set[str]:
     """The modules a fresh interpreter has imported after running ``durations *args``."""
@@ -81,10 +85,21 @@ def test_help_imports_no_core(args: tuple[str, ...]) -> None:
     ],
 )
 def test_commands_import_no_profiles(args: tuple[str, ...]) -> None:
-    """Every command but compare runs without the comparison and the trainer profiles."""
+    """Every command but compare runs without the comparison and the trainer profiles, and
+    without the conformance runner and the audit."""
     modules = imported(*args)
     assert "durations.cli" in modules
-    assert not under(modules, COMPARE + NEVER)
+    assert not under(modules, COMPARE + CONFORMANCE + AUDIT + NEVER)
+
+
+def test_audit_and_conformance_import_only_their_own() -> None:
+    """audit loads the audit and not the runner; conformance (on a missing suite: a usage
+    error) loads no audit; neither loads the test helpers or a framework."""
+    audit = imported("audit", "examples/two-phase.toml", "no-such-log.jsonl")
+    assert "durations.audit" in audit
+    assert not under(audit, CONFORMANCE + COMPARE + NEVER)
+    runner = imported("conformance", "--suite", "no-such-suite")
+    assert not under(runner, AUDIT + NEVER)
 
 
 def test_compare_imports_the_profiles() -> None:

@@ -38,6 +38,7 @@ def test_typed_marker_is_shipped() -> None:
 #: Modules that are shells around the core (command line, integrations): they may do I/O.
 SHELLS = {
     "cli.py", "__main__.py", "readers.py", "_files.py", "testing.py", "_hypothesis.py", "_plot.py",
+    "adapter.py", "_conformance_run.py",
 }  # fmt: skip
 #: Packages of shells: framework integrations import their framework (lazily).
 SHELL_PACKAGES = {"integrations"}
@@ -49,7 +50,7 @@ def test_core_imports_no_framework() -> None:
     stdlib = {
         "array", "bisect", "collections", "decimal", "difflib", "enum", "fractions", "functools",
         "hashlib", "importlib", "itertools", "json", "math",
-        "numbers", "re", "textwrap", "tomllib", "typing",
+        "numbers", "random", "re", "textwrap", "tomllib", "typing",
     }  # fmt: skip
     for module in (ROOT / "durations").rglob("*.py"):
         if module.name in SHELLS or module.parent.name in SHELL_PACKAGES:

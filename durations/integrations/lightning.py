@@ -55,6 +55,7 @@ from ._session import (
     require_registered,
     samples_between,
 )
+from ._steplog import IndexTap, StepLogWriter, loader_state_counts
 from .checkpoints import DURATIONS_KEY, LIGHTNING, _is_url, _torch_load
 
 __all__ = ["DurationsCallback", "IntegrationError"]
@@ -89,6 +90,11 @@ class _Callback:
     ``<checkpoints>/<call>-step<k>.ckpt`` after each lifetime step ``k`` of that interval resolved
     on the plan: one grid across calls and restarts, in place of ``ModelCheckpoint``'s count,
     which restarts with every ``fit()``.
+
+    With ``step_log`` (a file path), rank 0 appends a line per optimizer step to it: the
+    lifetime step, rank 0's indices (when the loader has an order), the learning rate, and
+    each checkpoint the callback saves with its saved loader state; ``durations audit`` checks
+    it against the plan (``docs/audits.md``). ``ModelCheckpoint``'s saves are not logged.
     """
 
     def __init__(
@@ -101,9 +107,14 @@ class _Callback:
         schedule: Schedule | None = None,
         on_extend: OnExtend | str | None = None,
         save_on: Every | At | AtCallEnds | str | None = None,
+        step_log: str | os.PathLike[str] | None = None,
     ) -> None:
         if schedule is not None and not isinstance(schedule, Schedule):
             raise TypeError(f"schedule={schedule!r}: expected a durations.Schedule or None")
+        #: With ``step_log``, rank 0 appends a line per optimizer step (docs/audits.md).
+        self.step_log = None if step_log is None else StepLogWriter(step_log)
+        self._rate: float | None = None
+        self._saved_state: Any = None  # the loader state of the checkpoint being saved
         self.session = Session(
             config,
             calls,
@@ -219,8 +230,10 @@ class _Callback:
                 f"call {segment.name!r}: the training dataset has {size} samples, the plan's "
                 f"{what}; make them agree"
             )
-        sampler = OrderSampler(order, loader, rank=trainer.global_rank, for_framework=True)
+        sampler: Any = OrderSampler(order, loader, rank=trainer.global_rank, for_framework=True)
         sampler.start_at(segment)
+        if self.step_log is not None:
+            sampler = IndexTap(sampler)  # this rank's indices
         rebuilt = _update_dataloader(given, sampler)
         self._sampler = sampler
         if args:
@@ -427,6 +440,8 @@ class _Callback:
         the fetched count is the share's batches before the call's first plus 1 (the last
         batch of the rest is the epoch's last).
         """
+        if self.step_log is not None and trainer.optimizers:
+            self._rate = float(trainer.optimizers[0].param_groups[0]["lr"])  # this step's rate
         if not self._fresh_count:
             return
         self._fresh_count = False
@@ -459,6 +474,8 @@ class _Callback:
         stepped = trainer.global_step != self._step  # an optimizer step ended with this batch
         self._step = trainer.global_step
         stop = self.session.should_stop(trainer.global_step)
+        if stepped:
+            self._log_step(trainer)
         if (
             stepped
             and self.session.save_due(trainer.global_step)
@@ -466,9 +483,42 @@ class _Callback:
         ):
             segment = self.session.current()
             lifetime = self.session.lifetime(trainer.global_step)
-            trainer.save_checkpoint(self._path(f"{_file_name(segment.name)}-step{lifetime}.ckpt"))
+            path = self._path(f"{_file_name(segment.name)}-step{lifetime}.ckpt")
+            trainer.save_checkpoint(path)
+            self._log_checkpoint(trainer, path)
         if stop:
             trainer.should_stop = True
+
+    def _log_step(self, trainer: Any) -> None:
+        """The step log's line of the step that just ended (rank 0)."""
+        if self.step_log is None or not trainer.is_global_zero:
+            return
+        configs = trainer.lr_scheduler_configs if self.schedule is not None else []
+        bases = getattr(configs[0].scheduler, "base_lrs", None) if configs else None
+        self.step_log.header(float(bases[0]) if bases else None)
+        segment = self.session.current()
+        loader = segment.loader
+        indices = None
+        if isinstance(self._sampler, IndexTap):
+            sharding = loader.sharding
+            share = loader.batch_size if sharding is None else sharding.device_batch_size
+            share *= 1 if sharding is None else sharding.accumulation
+            indices = {"0": self._sampler.take(share)}
+        self.step_log.step(
+            self.session.lifetime(trainer.global_step),
+            loader=loader.name,
+            indices=indices,
+            lr=self._rate,
+        )
+
+    def _log_checkpoint(self, trainer: Any, path: str) -> None:
+        """The step log's line of the checkpoint just saved at ``path`` (rank 0)."""
+        if self.step_log is not None and trainer.is_global_zero:
+            self.step_log.checkpoint(
+                self.session.lifetime(trainer.global_step),
+                path=path,
+                loader_state=self._saved_state,
+            )
 
     def _path(self, name: str) -> str:
         root = self.session.checkpoints
@@ -483,6 +533,8 @@ class _Callback:
             # A plain DataLoader: its position is not saved (the order's sampler starts at the
             # checkpoint's position: the position is the loader's state).
             data["loader_state"] = False
+        if self.step_log is not None:
+            self._saved_state = loader_state_counts(loops.get("combined_loader"))
         if data["progress"]["sample_in_epoch"] > 0:
             _repair_epoch_progress(checkpoint)
         checkpoint[DURATIONS_KEY] = data
@@ -496,7 +548,9 @@ class _Callback:
         )
         segment = self.session.current()
         if self.save_at_end:
-            trainer.save_checkpoint(self._path(f"{_file_name(segment.name)}-end.ckpt"))
+            path = self._path(f"{_file_name(segment.name)}-end.ckpt")
+            trainer.save_checkpoint(path)
+            self._log_checkpoint(trainer, path)
 
 
 def _load_weights(model: Any, path: str) -> None:

@@ -52,6 +52,7 @@ from ._session import (
     require_registered,
     samples_between,
 )
+from ._steplog import IndexTap, StepLogWriter
 from .checkpoints import LEDGER_FILE, TRANSFORMERS
 
 __all__ = ["DurationsCallback", "IntegrationError"]
@@ -87,6 +88,11 @@ class _Callback:
     Face save a checkpoint at each step of that interval resolved on the plan, and at each
     call's stop: one grid on lifetime steps across calls and restarts. Set
     ``save_strategy="no"`` to have only those checkpoints.
+
+    With ``step_log`` (a file path), rank 0 appends a line per optimizer step to it: the
+    lifetime step, the indices the step read (every rank's, when the loader has an order), the
+    learning rate, and each checkpoint saved with its ``trainer_state.json`` step; ``durations
+    audit`` checks it against the plan (``docs/audits.md``).
     """
 
     def __init__(
@@ -98,9 +104,13 @@ class _Callback:
         schedule: Schedule | None = None,
         on_extend: OnExtend | str | None = None,
         save_on: Every | At | AtCallEnds | str | None = None,
+        step_log: str | os.PathLike[str] | None = None,
     ) -> None:
         if schedule is not None and not isinstance(schedule, Schedule):
             raise TypeError(f"schedule={schedule!r}: expected a durations.Schedule or None")
+        #: With ``step_log``, rank 0 appends a line per optimizer step (docs/audits.md).
+        self.step_log = None if step_log is None else StepLogWriter(step_log)
+        self._rate: float | None = None
         self.session = Session(
             config,
             calls,
@@ -205,8 +215,10 @@ class _Callback:
                     "ranks other slices of it: leave it False (accelerator_config)"
                 )
         _check_rest_of_epoch(segment, int(trainer.args.gradient_accumulation_steps))
-        sampler = DealtOrderSampler(order, loader)
+        sampler: Any = DealtOrderSampler(order, loader)
         sampler.start_at(segment)
+        if self.step_log is not None:
+            sampler = IndexTap(sampler)  # every rank's indices: accelerate deals them
         self._sampler = sampler
 
         def get_train_sampler(train_dataset: Any = None) -> Any:
@@ -396,8 +408,26 @@ class _Callback:
             f"{saved.batch_size}{at}"
         )
 
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        optimizer = kwargs.get("optimizer")
+        if self.step_log is not None and optimizer is not None:
+            self._rate = float(optimizer.param_groups[0]["lr"])  # the rate this step uses
+            scheduler = kwargs.get("lr_scheduler")
+            bases = getattr(scheduler, "base_lrs", None) if self.schedule is not None else None
+            if state.is_world_process_zero:
+                self.step_log.header(float(bases[0]) if bases else None)
+
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._step = state.global_step
+        if self.step_log is not None and state.is_world_process_zero:
+            segment = self.session.current()
+            tap = self._sampler if isinstance(self._sampler, IndexTap) else None
+            self.step_log.step(
+                self.session.lifetime(state.global_step),
+                loader=segment.loader.name,
+                indices=None if tap is None else tap.take(segment.loader.batch_size),
+                lr=self._rate,
+            )
         if self.session.save_due(state.global_step):
             control.should_save = True  # on the plan's grid (every rank decides the same)
         if self.session.should_stop(state.global_step):
@@ -416,6 +446,14 @@ class _Callback:
         with open(temporary, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=1)
         os.replace(temporary, os.path.join(directory, LEDGER_FILE))
+        if self.step_log is not None:
+            with open(os.path.join(directory, "trainer_state.json"), encoding="utf-8") as handle:
+                saved = json.load(handle)  # Hugging Face's own record of where it is
+            self.step_log.checkpoint(
+                self.session.lifetime(state.global_step),
+                path=directory,
+                trainer_state={key: saved.get(key) for key in ("global_step", "epoch")},
+            )
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.session.check_reached_stop(

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import queue
+import re
 import shlex
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from typing import IO, Any, NoReturn
 
 import attrs
 
+from ._files import read_bytes, read_text
 from .conformance import (
     FEATURES,
     PROTOCOL,
@@ -33,7 +35,7 @@ from .conformance import (
     evaluate,
     trainer_table,
 )
-from .errors import DurationsError
+from .errors import DurationsError, shown, shown_value
 
 __all__ = [
     "Adapter",
@@ -93,49 +95,79 @@ def find_suite(explicit: str | None = None) -> Path:
     )
 
 
+def _json_file(path: Path, what: str) -> Any:
+    """The JSON of the regular file at ``path`` (read within bounds: a FIFO, a device or a file
+    past 64 MiB is refused before it is read); :class:`SuiteError` naming it otherwise."""
+    try:
+        text = read_text(path)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise SuiteError(f"{shown(str(path))}: cannot read {what}: {reason}") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as error:
+        detail = _first_line(error) if isinstance(error, ValueError) else "nested too deeply"
+        raise SuiteError(f"{shown(str(path))}: {what} is not JSON: {detail}") from None
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return shown(lines[0]) if lines else type(error).__name__
+
+
 def load_suite(path: Path) -> Suite:
     """Read the manifest and the vector files it lists, checking each file's sha256 and vector
-    count, and that no id appears twice."""
+    count, and that no id appears twice; anything else is a :class:`SuiteError` that names the
+    file and says what was expected."""
     manifest_path = path / "manifest.json"
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not manifest_path.exists():
         raise SuiteError(
-            f"{manifest_path}: no manifest; a suite directory holds manifest.json and the "
-            "vector files it lists (docs/conformance.md)"
-        ) from None
-    except ValueError as error:
-        raise SuiteError(f"{manifest_path}: not JSON: {error}") from None
+            f"{shown(str(manifest_path))}: no manifest; a suite directory holds manifest.json "
+            "and the vector files it lists (docs/conformance.md)"
+        )
+    manifest = _json_file(manifest_path, "the manifest")
     if not isinstance(manifest, dict) or manifest.get("protocol") != PROTOCOL:
         found = manifest.get("protocol") if isinstance(manifest, dict) else manifest
         raise SuiteError(
-            f"{manifest_path}: protocol {found!r}; this runner speaks {PROTOCOL!r} (a newer "
-            "suite needs a newer durations)"
+            f"{manifest_path}: protocol {shown_value(found)}; this runner speaks {PROTOCOL!r} (a "
+            "newer suite needs a newer durations)"
+        )
+    files = manifest.get("files")
+    if not isinstance(files, list) or not all(isinstance(e, dict) for e in files):
+        raise SuiteError(
+            f"{manifest_path}: files {shown_value(files)}: expected an array of objects "
+            '{"path": ..., "sha256": ..., "features": [...], "vectors": N}'
         )
     vectors: list[Vector] = []
     seen: set[str] = set()
-    for entry in manifest.get("files") or []:
-        name = str(entry.get("path"))
-        data = (path / name).read_bytes()
+    for entry in files:
+        name = entry.get("path")
+        if not isinstance(name, str) or not _FILE_NAME.fullmatch(name):
+            raise SuiteError(
+                f"{manifest_path}: path {shown_value(name)}: expected the name of a vector file "
+                "of the suite's directory, e.g. 'core.json'"
+            )
+        try:
+            data = read_bytes(path / name)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise SuiteError(f"{path / name}: cannot read the vector file: {reason}") from None
         digest = hashlib.sha256(data).hexdigest()
         if digest != entry.get("sha256"):
             raise SuiteError(
-                f"{path / name}: sha256 {digest} is not the manifest's {entry.get('sha256')}; "
-                "the file was changed after the manifest was written (regenerate the manifest, "
-                "or restore the file)"
+                f"{path / name}: sha256 {digest} is not the manifest's "
+                f"{shown_value(entry.get('sha256'))}; the file was changed after the manifest was "
+                "written (regenerate the manifest, or restore the file)"
             )
-        try:
-            body = json.loads(data)
-        except ValueError as error:
-            raise SuiteError(f"{path / name}: not JSON: {error}") from None
+        body = _json_file(path / name, "the vector file")
         items = body.get("vectors") if isinstance(body, dict) else None
         if not isinstance(items, list):
             raise SuiteError(f"{path / name}: expected an object with a 'vectors' array")
         count = entry.get("vectors")
-        if count is not None and int(count) != len(items):
+        if count is not None and count != len(items):
             raise SuiteError(
-                f"{path / name}: {len(items)} vectors, the manifest says {count}; regenerate "
-                "the manifest"
+                f"{path / name}: {len(items)} vectors, the manifest says "
+                f"{shown_value(count)}; regenerate the manifest"
             )
         for index, item in enumerate(items):
             vector = Vector.from_dict(item, where=f"{name} vectors[{index}]")
@@ -146,18 +178,19 @@ def load_suite(path: Path) -> Suite:
     return Suite(path=path, manifest=manifest, vectors=tuple(vectors))
 
 
+#: A vector file's name in the manifest: a file of the suite's own directory.
+_FILE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,60}\.json")
+
+
 def load_known_failures(path: Path) -> dict[str, str]:
     """A known-failures file: a JSON object from vector id to the reason it fails."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise SuiteError(f"{path}: not JSON: {error}") from None
+    data = _json_file(path, "the known-failures file")
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in data.items()
     ):
         raise SuiteError(
-            f'{path}: expected a JSON object {{"<vector id>": "<why it fails>"}}, e.g. '
-            '{"core/two-phases": "rounds 0.1ep down"}'
+            f'{shown(str(path))}: expected a JSON object {{"<vector id>": "<why it fails>"}}, '
+            'e.g. {"core/two-phases": "rounds 0.1ep down"}'
         )
     return data
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -17,6 +19,7 @@ import pytest
 from durations import cli, conformance
 from durations._conformance_run import (
     find_suite,
+    load_known_failures,
     load_suite,
     page_table,
     table_for,
@@ -630,3 +633,81 @@ def test_a_hostile_vector_is_refused_in_a_bounded_message(vector: dict[str, obje
     with pytest.raises(SuiteError) as refused:
         Vector.from_dict(vector)
     assert len(str(refused.value)) < 1_000
+
+
+_CORE = (SUITE / "core.json").read_bytes()
+_V1 = "durations-conformance/1"
+_CORE_ENTRY = {
+    "path": "core.json",
+    "sha256": hashlib.sha256(_CORE).hexdigest(),
+    "features": ["core"],
+    "vectors": len(json.loads(_CORE)["vectors"]),
+}
+
+
+@pytest.mark.parametrize(
+    ("manifest", "message"),
+    [
+        # the manifest of another protocol version
+        ({"protocol": "durations-conformance/2", "files": []}, "this runner speaks"),
+        # files that are not a list of objects
+        ({"protocol": "durations-conformance/1", "files": ["core.json"]}, "an array of objects"),
+        # a path out of the suite's directory
+        (
+            {
+                "protocol": "durations-conformance/1",
+                "files": [{**_CORE_ENTRY, "path": "../x.json"}],
+            },
+            "the name of a vector file",
+        ),
+        # a file the manifest names that is not there
+        (
+            {
+                "protocol": "durations-conformance/1",
+                "files": [{**_CORE_ENTRY, "path": "gone.json"}],
+            },
+            "cannot read the vector file",
+        ),
+        # a count that is not the file's
+        (
+            {"protocol": "durations-conformance/1", "files": [{**_CORE_ENTRY, "vectors": "many"}]},
+            "the manifest says 'many'",
+        ),
+        # a hostile protocol value, shown by its start and its length
+        ({"protocol": "x" * 100_000}, "(100,000 characters)"),
+    ],
+)
+def test_a_broken_suite_is_refused_by_name(
+    tmp_path: Path, manifest: dict[str, object], message: str
+) -> None:
+    """Whatever a manifest holds, reading the suite is a SuiteError that names the file and is
+    a bounded paragraph, never another exception."""
+    (tmp_path / "core.json").write_bytes(_CORE)
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SuiteError, match=re.escape(message)) as refused:
+        load_suite(tmp_path)
+    assert len(str(refused.value)) < 1_000
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[1, 2]", "expected a JSON object"),  # not an object
+        ('{"core/x": 3}', "expected a JSON object"),  # a reason that is not text
+        ("{", "the known-failures file is not JSON"),  # cut short
+        ("[" * 100_000, "the known-failures file is not JSON: nested too deeply"),
+    ],
+)
+def test_a_broken_known_failures_file_is_refused(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "known.json"
+    path.write_text(text)
+    with pytest.raises(SuiteError, match=re.escape(message)):
+        load_known_failures(path)
+
+
+def test_a_known_failures_fifo_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """A FIFO would wait for a writer forever: it is refused before anything is read."""
+    fifo = tmp_path / "known.json"
+    os.mkfifo(fifo)
+    with pytest.raises(SuiteError, match="cannot read the known-failures file"):
+        load_known_failures(fifo)

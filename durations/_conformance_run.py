@@ -164,10 +164,11 @@ def load_suite(path: Path) -> Suite:
         if not isinstance(items, list):
             raise SuiteError(f"{path / name}: expected an object with a 'vectors' array")
         count = entry.get("vectors")
-        if count is not None and count != len(items):
+        if isinstance(count, bool) or not isinstance(count, int) or count != len(items):
+            said = "gives no count" if count is None else f"says {shown_value(count)}"
             raise SuiteError(
-                f"{path / name}: {len(items)} vectors, the manifest says "
-                f"{shown_value(count)}; regenerate the manifest"
+                f"{path / name}: {len(items)} vectors, the manifest {said}; expected its "
+                '"vectors": the number of vectors in the file (regenerate the manifest)'
             )
         for index, item in enumerate(items):
             vector = Vector.from_dict(item, where=f"{name} vectors[{index}]")
@@ -211,6 +212,10 @@ class Adapter:
         self._process: subprocess.Popen[str] | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: list[str] = []
+        self._last: object = None
+        #: Lines written after a response, as ``(the request's id, the line)``: they fail
+        #: that request's vector, not the next one (:func:`run` takes them).
+        self.strays: list[tuple[str, str]] = []
 
     @property
     def restarts(self) -> int:
@@ -249,28 +254,53 @@ class Adapter:
 
     def ask(self, message: Mapping[str, Any]) -> Any:
         """Send one request; the response, or :class:`AdapterError`."""
+        self.drain()
         process = self._start()
         assert process.stdin is not None
         rid = message.get("id")
+        last, self._last = self._last, rid
         try:
             process.stdin.write(json.dumps(message, separators=(",", ":")) + "\n")
             process.stdin.flush()
         except OSError:
             self._fail(Status.FAIL, f"{rid}: the adapter ended before the request")
-        try:
-            line = self._lines.get(timeout=self.timeout)
-        except queue.Empty:
-            self._fail(Status.TIMEOUT, f"{rid}: no response within {self.timeout:g} s (restarted)")
-        if line is None:
-            self._fail(Status.FAIL, f"{rid}: the adapter ended without a response")
-        try:
-            response = json.loads(line)
-        except ValueError:
-            self._fail(Status.FAIL, f"{rid}: the response is not a JSON line: {line[:200]!r}")
+        while True:
+            try:
+                line = self._lines.get(timeout=self.timeout)
+            except queue.Empty:
+                message_ = f"{rid}: no response within {self.timeout:g} s (restarted)"
+                self._fail(Status.TIMEOUT, message_)
+            if line is None:
+                self._fail(Status.FAIL, f"{rid}: the adapter ended without a response")
+            try:
+                response = json.loads(line)
+            except ValueError:
+                self._fail(Status.FAIL, f"{rid}: the response is not a JSON line: {line[:200]!r}")
+            if last is None or last == rid or not _for(response, last):
+                break
+            self.strays.append((str(last), line.strip()))  # the previous request's, again
         if not isinstance(response, dict) or response.get("id") != rid:
             got = response.get("id") if isinstance(response, dict) else response
             self._fail(Status.FAIL, f"{rid}: the response is for id {got!r}, not {rid!r}")
         return response
+
+    def drain(self) -> None:
+        """Before a request: a line already waiting was written after the last response (it
+        is that request's stray); the adapter ended since is started again."""
+        if self._process is None:
+            return
+        ended = False
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                break
+            if line is None:
+                ended = True
+            else:
+                self.strays.append((str(self._last), line.strip()))
+        if ended:
+            self.stop(kill=True)
 
     def _fail(self, status: Status, message: str) -> NoReturn:
         """Stop the adapter (it starts again with the next request) and raise."""
@@ -304,6 +334,10 @@ class Adapter:
         return code
 
 
+def _for(response: object, rid: object) -> bool:
+    return isinstance(response, dict) and response.get("id") == rid
+
+
 def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
     with contextlib.suppress(OSError, ValueError):
         for line in stream:
@@ -316,6 +350,23 @@ def _keep(stream: IO[str], kept: list[str]) -> None:
         for line in stream:
             if sum(map(len, kept)) < STDERR_KEPT:
                 kept.append(line)
+
+
+def _blame_strays(adapter: Adapter, results: list[Result]) -> None:
+    """Fail the vector of each request the adapter wrote more than one line for."""
+    strays, adapter.strays = adapter.strays, []
+    for rid, line in strays:
+        vid = rid.split("#", 1)[0]
+        for index, result in enumerate(results):
+            if result.id == vid and result.status is not Status.FAIL:
+                results[index] = attrs.evolve(
+                    result,
+                    status=Status.FAIL,
+                    detail=f"{rid}: a line after the response: {line[:200]!r}",
+                    field=None,
+                    expected=None,
+                    received=None,
+                )
 
 
 @attrs.frozen(kw_only=True)
@@ -371,6 +422,10 @@ def run(
     every vector) against ``adapter``; a ``trainer`` profile is checked on ``total_steps`` and
     ``reads`` only, against its own recorded outcomes when ``as_trainer``."""
     chosen = suite.features if features is None else tuple(features)
+    if not chosen:
+        raise SuiteError(
+            f"--features: no feature given; expected some of {', '.join(suite.features)}"
+        )
     unknown_features = [f for f in chosen if f not in suite.features]
     if unknown_features:
         raise SuiteError(
@@ -388,11 +443,15 @@ def run(
                 vector = vector.as_trainer(trainer)
             fields = TRAINER_FIELDS if trainer is not None else None
             result = evaluate(vector, adapter.ask, fields=fields)
-            if not result.passed and vector.id in known:
-                result = attrs.evolve(result, known=known[vector.id])
             results.append(result)
+            _blame_strays(adapter, results)
+        adapter.drain()
+        _blame_strays(adapter, results)
     finally:
         adapter.stop()
+    results = [
+        attrs.evolve(r, known=known[r.id]) if not r.passed and r.id in known else r for r in results
+    ]
     passed = {r.id for r in results if r.passed}
     return Report(
         suite=suite,

@@ -598,7 +598,7 @@ def _read_key(item: object) -> tuple[str, str, int]:
     if not isinstance(item, dict):
         return ("", "", 0)
     start = item.get("start")
-    number = int(start) if isinstance(start, str) and start.isdigit() else 0
+    number = _count_of(start) or 0
     return (str(item.get("loader")), str(item.get("source", "")), number)
 
 
@@ -607,7 +607,10 @@ def _same(expected: Any, received: Any, path: str) -> None:
         if not isinstance(received, str):
             why = "exact numbers are JSON strings" if isinstance(received, int | float) else ""
             raise _Differs(path, expected, received, why)
-        if _EXACT.fullmatch(received) and Fraction(received) == Fraction(expected):
+        if not _canonical(received):
+            why = "not an exact number in lowest terms (docs/conformance.md, Exact numbers)"
+            raise _Differs(path, expected, received, why)
+        if Fraction(received) == Fraction(expected):
             return
         raise _Differs(path, expected, received)
     if isinstance(expected, dict) and set(expected) == {"float"}:
@@ -632,8 +635,28 @@ def _same(expected: Any, received: Any, path: str) -> None:
         for index, (want, got) in enumerate(zip(expected, received, strict=True)):
             _same(want, got, f"{path}[{index}]")
         return
-    if expected != received:
+    if isinstance(expected, bool) != isinstance(received, bool) or expected != received:
         raise _Differs(path, expected, received)
+
+
+def _canonical(text: object) -> bool:
+    """Whether ``text`` is an exact number as the suite writes it: a string, an integer
+    without leading zeros, or a fraction in lowest terms with a denominator > 1 (``"012"``,
+    ``"24/2"``, ``"1/0"`` and ``"-0"`` are not)."""
+    if not isinstance(text, str) or not _EXACT.fullmatch(text):
+        return False
+    try:
+        return str(Fraction(text)) == text
+    except ZeroDivisionError:
+        return False
+
+
+def _count_of(text: object) -> int | None:
+    """The whole number >= 0 that ``text`` writes canonically (``"0"``, ``"23"``); else
+    ``None``."""
+    if not _canonical(text) or "/" in str(text) or str(text).startswith("-"):
+        return None
+    return int(str(text))
 
 
 def _close(expected: object, received: object) -> bool:
@@ -642,8 +665,8 @@ def _close(expected: object, received: object) -> bool:
         want = float(str(expected))
         if isinstance(received, dict) and set(received) == {"float"}:
             got = float(str(received["float"]))
-        elif isinstance(received, str) and _EXACT.fullmatch(received):
-            got = float(Fraction(received))
+        elif _canonical(received):
+            got = float(Fraction(str(received)))
         else:
             return False
     except (TypeError, ValueError, ZeroDivisionError):
@@ -763,16 +786,20 @@ def _property_holds(
         if "error" in full:
             return fail(Status.ERROR, f"{base}: refused {_short(full['error'])}")
         total = _number(full, "total_steps", base)
+        reference = _Reference.of(scenario)
+        if reference is None:
+            raise _Refused(f"{base}: the planner refuses the scenario", unsupported=False)
+        # The uninterrupted plan first: crash steps and reads are measured against it, so an
+        # empty or short plan must not pass a property by having nothing to resume.
+        _compare_one(full, "total_steps", _exact(reference.fresh.total_steps), base)
+        whole = _counts(_given_reads(full, base))
+        _same_counts(_counts(reference.first_reads(total)), whole, f"{base}: reads")
         if prop.kind == "idempotent-rerun":
             label = f"{drawn}resumed at its end, {total}"
             again = values(label, resume_from=f"{total}ba")
             _compare_one(again, "total_steps", "0", label)
             return None
         steps = range(1, total) if prop.crash_steps is None else prop.crash_steps
-        reference = _Reference.of(scenario)
-        if reference is None:
-            raise _Refused(f"{base}: the planner refuses the scenario", unsupported=False)
-        whole = _counts(_given_reads(full, base))
         for k in steps:
             if k >= total:
                 continue
@@ -829,9 +856,10 @@ def _world_sizes(prop: Property) -> list[int]:
 
 def _number(response: Mapping[str, Any], field: str, rid: str) -> int:
     value = _given(response, field)
-    if not isinstance(value, str) or not value.isdigit():
+    number = _count_of(value)
+    if number is None:
         raise _Differs(f"{rid}: {field}", "a whole number as a string", value)
-    return int(value)
+    return number
 
 
 def _compare_one(response: Mapping[str, Any], field: str, expected: Any, rid: str) -> None:
@@ -860,11 +888,11 @@ def _counts(reads: Iterable[Any]) -> _Counts:
     for item in reads:
         if not isinstance(item, dict):
             raise _Differs("reads", "objects {loader, start, stop, times}", _short(item))
-        try:
-            key = (str(item["loader"]), str(item.get("source", "")))
-            start, stop, times = int(item["start"]), int(item["stop"]), int(item["times"])
-        except (KeyError, TypeError, ValueError):
-            raise _Differs("reads", "{loader, start, stop, times}", _short(item)) from None
+        numbers = [_count_of(item.get(name)) for name in ("start", "stop", "times")]
+        if "loader" not in item or None in numbers:
+            raise _Differs("reads", "{loader, start, stop, times}", _short(item))
+        key = (str(item["loader"]), str(item.get("source", "")))
+        start, stop, times = (int(n or 0) for n in numbers)
         counts = found.setdefault(key, {})
         for position in range(start, stop):
             counts[position] = counts.get(position, 0) + times
@@ -1176,7 +1204,10 @@ def _taken_up(scenario: Any, given: object) -> Any:
     from .checkpoint import Checkpoint
     from .errors import CheckpointFormatError
 
-    _plan(scenario.config, scenario.calls)  # the script first: its refusal is phase plan
+    # The script first, as a resume from a time: its refusal is phase plan.
+    fresh = _plan(scenario.config, scenario.calls)
+    _raise_first_error(fresh, "plan")
+    _place(scenario, fresh, "plan")
     try:
         checkpoint = Checkpoint.from_dict(given)
     except CheckpointFormatError:

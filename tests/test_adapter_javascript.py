@@ -406,6 +406,50 @@ def test_scenario_errors(data: dict[str, Any]) -> None:
     assert answer(data) == {"id": "t", "error": {"code": "ScenarioError", "phase": "parse"}}
 
 
+#: Scenario texts that write a whole-number key with a TOML float: JSON cannot tell 100.0 from 100.
+FLOAT_TEXTS = [
+    "[loaders.a]\nsamples = 100.0\nbatch_size = 10\n",  # a decimal point
+    "[loaders.a]\nsamples = 100\nbatch_size = 1e1\n",  # an exponent: a float in TOML
+    "[loaders.a]\nsamples = 100\nbatch_size = 10\ntokens_per_sample = 8.0  # tokens\n",
+    "loaders.a = { samples = 1_0_0.0, batch_size = 10 }\n",  # in an inline table
+]
+#: Texts whose whole numbers are whole: a comment, an underscore, a hex integer, a string.
+WHOLE_TEXTS = [
+    "[loaders.a]\nsamples = 100  # samples = 100.0 is not this\nbatch_size = 10\n",
+    "[loaders.a]\nsamples = 1_00\nbatch_size = 0xa\n",
+    '[loaders.a]\nsamples = 100\nbatch_size = 10\n[[fit]]\nloader = "a"\nuntil = "10ba"\n'
+    'name = "samples = 1.5"\n',
+]
+
+
+def test_floats_in_the_text_are_refused() -> None:
+    """A whole-number key written as a float is a parse error, as Python's reader says, though
+    its JSON is the integer's; the same values written as integers plan."""
+    fit = '[[fit]]\nloader = "a"\nuntil = "10ba"\n'
+    floats = [text + fit for text in FLOAT_TEXTS]
+    wholes = [text if "[[fit]]" in text else text + fit for text in WHOLE_TEXTS]
+    for text in floats:  # the reference refuses them all
+        with pytest.raises(DurationsError):
+            Scenario.from_toml(text)
+    for text in wholes:
+        Scenario.from_toml(text)
+
+    def whole(value: Any) -> Any:  # the JSON the runner sends: 100.0 written as 100
+        if isinstance(value, dict):
+            return {k: whole(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [whole(v) for v in value]
+        return int(value) if isinstance(value, float) else value
+
+    asked = [
+        {**request(whole(tomllib.loads(text))), "scenario": text, "id": f"t{i}"}
+        for i, text in enumerate(floats + wholes)
+    ]
+    found = [r.get("error") for r in ask(asked)]
+    refused = {"code": "ScenarioError", "phase": "parse"}
+    assert found == [refused] * len(floats) + [None] * len(wholes)
+
+
 def test_repeated_name_is_refused_by_the_plan() -> None:
     """Two calls named x are one identity (rule 8): the file reads, the planner refuses the
     script (FitCallError in phase plan); a file error in a later call still comes first."""

@@ -442,8 +442,10 @@ EXPECT = {
     [
         # Every expected field agrees; the stop's other keys are not compared.
         ({"plan": PLAN, "rates": ["0", "1/2", {"float": "0.9330127018922194"}]}, "pass", None),
-        # An exact number by value, a float within 1e-12 relative of the expected one.
-        ({"plan": PLAN, "rates": ["0", "2/4", {"float": "0.93301270189222"}]}, "pass", None),
+        # A float within 1e-12 relative of the expected one.
+        ({"plan": PLAN, "rates": ["0", "1/2", {"float": "0.93301270189222"}]}, "pass", None),
+        # The same fraction not in lowest terms: exact numbers are written canonically.
+        ({"plan": PLAN, "rates": ["0", "2/4", {"float": "0.93301270189222"}]}, "fail", "rates[1]"),
         # A float a millionth off differs.
         ({"plan": PLAN, "rates": ["0", "1/2", {"float": "0.9330136"}]}, "fail", "rates[2]"),
         # A list of another length.
@@ -711,3 +713,159 @@ def test_a_known_failures_fifo_is_refused_before_it_is_read(tmp_path: Path) -> N
     os.mkfifo(fifo)
     with pytest.raises(SuiteError, match="cannot read the known-failures file"):
         load_known_failures(fifo)
+
+
+# -- the review's findings: each a way a broken adapter or suite got through ---------------------
+
+#: Every feature but the trainers': the property vectors and the ones they rest on.
+NOT_TRAINERS = "properties,core,resume,sharding,mixtures,schedules,intervals"
+
+#: Answers every request with an empty plan of 0 steps that reads nothing.
+ZERO_PLAN = textwrap.dedent(
+    """\
+    import json, sys
+    for line in sys.stdin:
+        m = json.loads(line)
+        plan = {"total_steps": "0", "stop": {}, "segments": [], "diagnostics": []}
+        print(json.dumps({"id": m["id"], "plan": plan, "reads": []}), flush=True)
+    """
+)
+
+#: Answers every request with a total of steps whose denominator is zero.
+DIVIDE_BY_ZERO = textwrap.dedent(
+    """\
+    import json, sys
+    for line in sys.stdin:
+        m = json.loads(line)
+        print(json.dumps({"id": m["id"], "plan": {"total_steps": "1/0"}}), flush=True)
+    """
+)
+
+#: The reference, but its response to the first request is written twice.
+EXTRA_LINE = textwrap.dedent(
+    """\
+    import json, sys
+    from durations.conformance import answer
+    first = True
+    for line in sys.stdin:
+        reply = json.dumps(answer(json.loads(line)))
+        print(reply, flush=True)
+        if first:
+            print(reply, flush=True)
+        first = False
+    """
+)
+
+
+def _script(tmp_path: Path, text: str) -> str:
+    script = tmp_path / "adapter.py"
+    script.write_text(text)
+    return f"{sys.executable} {script}"
+
+
+def test_a_property_is_not_passed_by_an_empty_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An adapter whose every plan has 0 steps and no reads has no crash step to resume, yet
+    its uninterrupted plan is not the planner's: every property vector fails."""
+    code, report = results(
+        capsys, "--adapter", _script(tmp_path, ZERO_PLAN), "--features", NOT_TRAINERS
+    )
+    props = [r for r in report["results"] if "properties" in r["features"]]
+    assert props
+    assert {r["status"] for r in props} == {"fail"}
+    assert code == 1
+
+
+def test_a_zero_denominator_fails_its_vector(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'1/0' is no number: the vector fails (the runner does not crash) and the run goes on."""
+    suite = write_suite(tmp_path / "suite", {"core": SMALL["core"][:1]})
+    adapter = _script(tmp_path, DIVIDE_BY_ZERO)
+    code, report = results(capsys, "--adapter", adapter, "--suite", str(suite))
+    [result] = report["results"]
+    assert (result["status"], result["field"], code) == ("fail", "total_steps", 1)
+
+
+#: A vector expecting 12 steps and a segment that stops at run time.
+CANONICAL = Vector.from_dict(
+    _vector(
+        "core/canonical",
+        TWO_PHASES,
+        {"total_steps": _value("12"), "segments": _value([{"stop_at_runtime": True}])},
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("total", "runtime", "status"),
+    [
+        ("12", True, Status.PASS),  # the canonical forms: the control row
+        ("012", True, Status.FAIL),  # a leading zero: not the canonical integer
+        ("24/2", True, Status.FAIL),  # a fraction not in lowest terms
+        ("12/1", True, Status.FAIL),  # a denominator of 1 is written as an integer
+        ("-12/-1", True, Status.FAIL),  # not the grammar of an exact number
+        ("12", 1, Status.FAIL),  # a number where a boolean is expected (True == 1 in Python)
+        ("12", "true", Status.FAIL),  # a string where a boolean is expected
+    ],
+)
+def test_exact_values_must_be_canonical(total: str, runtime: object, status: Status) -> None:
+    """Exact numbers are compared as the suite writes them (lowest terms, no leading zero),
+    and booleans are booleans."""
+    response = {
+        "id": "core/canonical",
+        "plan": {"total_steps": total, "segments": [{"stop_at_runtime": runtime}]},
+    }
+    assert check(CANONICAL, response).status is status
+
+
+def test_an_empty_feature_list_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """--features with no feature in it selects nothing to run: exit 2, not a run of 0 vectors
+    that passes."""
+    code, _out, err = run_cli(capsys, "--features", ",")
+    assert code == 2
+    assert "no feature given" in err
+
+
+def test_an_extra_line_fails_its_own_vector(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A response written twice is a failure of the request it answers, not of the next
+    vector (which the adapter answers right)."""
+    suite = write_suite(tmp_path / "suite", {"core": SMALL["core"]})
+    adapter = _script(tmp_path, EXTRA_LINE)
+    code, report = results(capsys, "--adapter", adapter, "--suite", str(suite))
+    statuses = [(r["id"], r["status"]) for r in report["results"]]
+    assert statuses == [
+        ("core/two-phases", "fail"),
+        ("core/two-phases-reads", "pass"),
+        ("core/no-duration", "pass"),
+    ]
+    assert code == 1
+
+
+def test_a_manifest_entry_must_count_its_vectors(tmp_path: Path) -> None:
+    """A file entry without "vectors" cannot be checked against its file: refused."""
+    suite = write_suite(tmp_path / "suite", {"core": SMALL["core"]})
+    manifest = json.loads((suite / "manifest.json").read_text())
+    del manifest["files"][0]["vectors"]
+    (suite / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(SuiteError, match="gives no count"):
+        load_suite(suite)
+
+
+def test_a_given_checkpoint_refuses_the_script_in_phase_plan() -> None:
+    """A script with an error diagnostic is refused in phase plan whether it is resumed from a
+    time or from a given checkpoint: the script is planned before the checkpoint is taken up."""
+    checkpoint = {
+        "format": 4,
+        "progress": {"epoch": 0, "batch": 3, "sample": 3, "token": None, "batch_in_epoch": 3,
+                     "sample_in_epoch": 3, "token_in_epoch": None},
+        "loader_state": True,
+        "ledger": None,
+        "taken_up": None,
+    }  # fmt: skip
+    given = answer({"id": "a", "scenario": NO_DURATION, "checkpoint": checkpoint})
+    timed = answer({"id": "a", "scenario": NO_DURATION, "resume_from": "3ba"})
+    assert given == timed == {"id": "a", "error": {"code": "no-duration", "phase": "plan"}}

@@ -280,6 +280,61 @@ def at(vector: dict[str, Any], path: str) -> Any:
     return value
 
 
+def diagnostics_table() -> dict[str, list[str]]:
+    """docs/semantics.md's Diagnostics table: each code's rules (``units.md`` for another page)."""
+    text = (ROOT / "docs" / "semantics.md").read_text()
+    section = text.split("\n## Diagnostics\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([a-z-]+)` \| [a-z]+ \| ([^|]+) \|", section, re.M)
+    return {code: [r.strip() for r in rules.split(",")] for code, rules in rows}
+
+
+#: Diagnostic codes no vector can expect, and why (none: each is reached through the input,
+#: the ledger-dependent ones through ``input.checkpoint``).
+NOT_EXPECTED: dict[str, str] = {}
+
+
+def expected_codes(v: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The diagnostic codes a vector expects, each with the rules its field cites."""
+    fields = v.get("expect", {})
+    found = [
+        (c, fields["diagnostics"]["rules"]) for c in fields.get("diagnostics", {}).get("value", [])
+    ]
+    if "error" in fields:
+        found.append((fields["error"]["code"], fields["error"]["rules"]))
+    return found
+
+
+class TestDiagnostics:
+    """The vectors expect every diagnostic code, each cited with the rule that decides it."""
+
+    def test_table_is_the_codes(self) -> None:
+        """The Diagnostics table lists exactly the codes of durations.diagnostics (a wrong parse
+        would pass the checks below vacuously)."""
+        from durations.diagnostics import CODES
+
+        assert sorted(diagnostics_table()) == sorted(CODES)
+
+    def test_every_code_is_expected(self) -> None:
+        """Each code is expected by a vector, or listed with the reason none can expect it."""
+        from durations.diagnostics import CODES
+
+        expected = {code for _, v in ALL for code, _ in expected_codes(v)}
+        assert sorted(set(CODES) - expected - set(NOT_EXPECTED)) == []
+        assert expected.isdisjoint(NOT_EXPECTED)
+
+    def test_each_code_cites_its_rule(self) -> None:
+        """A field expecting a code cites one of the rules the table gives that code (a code of
+        another page, units.md, excepted)."""
+        table = diagnostics_table()
+        uncited = [
+            (v["id"], code)
+            for _, v in ALL
+            for code, rules in expected_codes(v)
+            if code in table and table[code] != ["units.md"] and not set(table[code]) & set(rules)
+        ]
+        assert uncited == []
+
+
 #: One value per rule, derived by hand from the rule's text (and its examples), not from the
 #: planner: (vector id, where, value, how).
 HAND = [
@@ -330,7 +385,30 @@ HAND = [
         "core/stream-epochs-cannot-convert",
         "error.code",
         "cannot-convert",
-        "rule 14: an epoch of a stream has no length; the call cannot be planned",
+        "rule 5 (units.md): an epoch is measured in samples, and a stream has no count of them",
+    ),
+    (
+        "resume/script-changed",
+        "total_steps",
+        "10",
+        "rule 14: pretrain started at 0 with until=15ba keeps that stored target: 15 - 5 steps",
+    ),
+    (
+        "resume/ledger-continued",
+        "total_steps",
+        "4",
+        "rule 9: the extension stored 1ep of b (6 steps of 10) from step 10; killed after 2, "
+        "the same script continues it: 4 more, not a new 6",
+    ),
+    (
+        "mixtures/weights-edited-at-resume",
+        "segments[0].sources",
+        [
+            {"name": "web", "start": "300", "stop": "500"},
+            {"name": "code", "start": "100", "stop": "300"},
+        ],
+        "rule 20: 400 samples at 3:1 leave web at 300, code at 100; the 400 left at 1:1 go on "
+        "from those cursors, 200 each",
     ),
     ("resume/complete", "total_steps", "0", "rule 15: every call finished"),
     ("resume/two-phases-crash-13", "total_steps", "10", "rule 16: 23 - 13 more steps"),

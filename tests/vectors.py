@@ -205,10 +205,15 @@ def run(
         raise RefusedError("ScenarioError", "parse") from None
     try:
         # Two calls of one identity (rule 8): the planner refuses the script as a whole.
-        plan(scenario.config, scenario.calls)
+        script = plan(scenario.config, scenario.calls)
     except FitCallError:
         raise RefusedError("FitCallError", "plan") from None
     if checkpoint is not None:
+        # The script first, as with resume_from: its own refusal is phase plan.
+        code = _error_code(script)
+        if code is not None:
+            raise RefusedError(code, "plan")
+        _place(scenario, script, "plan")
         try:
             given = Checkpoint.from_dict(checkpoint)
         except CheckpointFormatError:
@@ -668,6 +673,36 @@ def ledgerless(
     }
 
 
+def written(text: str, step: int, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The checkpoint another script writes after ``step`` steps (docs/checkpoint-format.md):
+    the scenario ``text`` planned (from ``given`` when there is one), as ``durations plan``
+    saves it, its ledger included."""
+    scenario = Scenario.from_toml(text)
+    taken_up = None if given is None else Checkpoint.from_dict(given)
+    result = plan(scenario.config, scenario.calls, taken_up)
+    if not result.ok or not 0 <= step <= result.total_steps:
+        raise ValueError(f"a checkpoint after {step} steps of a plan of {result.total_steps}")
+    return result.checkpoint_at(step).to_dict()
+
+
+#: A call named pretrain, 15 steps of a; its checkpoint after 5 steps is given to edited scripts.
+PRETRAIN = toml(A, fits=['loader = "a"; until = "15ba"; name = "pretrain"'])
+#: An extension of 10 steps of a by one epoch of b (6 steps), killed after 2 of them.
+EXTENDED = toml(
+    A, B, fits=['loader = "b"; duration = "1ep"; name = "more"'], resume='mode = "extend"'
+)
+
+
+def mixing(web_weight: int, web_samples: int) -> str:
+    """Call x: 800 samples of a mixture of web and code (docs/semantics.md rule 20's example)."""
+    return toml(
+        '[loaders.pretrain]\nbatch_size = 100\nstop = "never"\n'
+        f"[loaders.pretrain.sources.web]\nsamples = {web_samples}\nweight = {web_weight}\n"
+        "[loaders.pretrain.sources.code]\nsamples = 500\nweight = 1\n",
+        fits=['loader = "pretrain"; duration = "800sp"; name = "x"'],
+    )
+
+
 VECTORS: dict[str, list[Vector]] = {
     "core": [
         V(
@@ -906,7 +941,9 @@ VECTORS: dict[str, list[Vector]] = {
             "core/stream-epochs-cannot-convert",
             "an epoch target on a stream cannot be placed",
             toml("[loaders.s]\nbatch_size = 4\n", fits=['loader = "s"; duration = "1ep"']),
-            {"error": ["14", "5"]},
+            # units.md's cannot-convert: an epoch is measured in the loader's samples (rule 5),
+            # and a stream has no count of them.
+            {"error": ["5"]},
         ),
         V(
             "core/stream-in-batches",
@@ -1014,7 +1051,7 @@ VECTORS: dict[str, list[Vector]] = {
         ),
         V(
             "resume/extend-12-more",
-            "at 10ba on the way to 15, extend by duration=12ba: 22ba",
+            "at 10ba on the way to 12ba, extend by duration=12ba: 12 more, to 22ba",
             toml(A, run="15ba", fits=['loader = "a"; duration = "12ba"'], resume='mode = "extend"'),
             {"stop": ["1", "9"], "total_steps": ["9"]},
             resume_from="10ba",
@@ -1051,7 +1088,7 @@ VECTORS: dict[str, list[Vector]] = {
                 run="2ep",
                 fits=['loader = "a"'],
             ),
-            {"total_steps": ["12"], "stop": ["12"], "diagnostics": ["12"], "reads": ["12"]},
+            {"total_steps": ["12"], "stop": ["12"], "diagnostics": ["12", "18"], "reads": ["12"]},
             resume_from="13ba",
             world_size=2,
         ),
@@ -1062,7 +1099,7 @@ VECTORS: dict[str, list[Vector]] = {
                 "[loaders.a]\nsamples = 100\nworld_size = 1\ndevice_batch_size = 10\n",
                 fits=['loader = "a"; until = "20ba"'],
             ),
-            {"total_steps": ["12"], "diagnostics": ["12"]},
+            {"total_steps": ["12"], "diagnostics": ["12", "18"]},
             resume_from="13ba",
             world_size=2,
         ),
@@ -1135,7 +1172,7 @@ VECTORS: dict[str, list[Vector]] = {
                 fits=['loader = "c"'],
                 resume='mode = "weights"',
             ),
-            {"total_steps": ["9"], "segments": ["9"], "diagnostics": ["9", "10"]},
+            {"total_steps": ["9"], "segments": ["9"], "diagnostics": ["9", "10", "4"]},
             checkpoint=ledgerless(1, 17, 170, 7, 70),
             segment=("steps", "abandoned"),
         ),
@@ -1145,6 +1182,37 @@ VECTORS: dict[str, list[Vector]] = {
             toml(A, run="3ep", fits=['loader = "a"']),
             {"error": ["10"]},
             checkpoint=ledgerless(0, 3, 30, 13, 30),
+        ),
+        V(
+            "resume/script-changed",
+            "pretrain, started until=15ba and saved at 5ba, now asks until=20ba: it keeps 15ba",
+            toml(A, fits=['loader = "a"; until = "20ba"; name = "pretrain"']),
+            {"total_steps": ["14", "8"], "stop": ["14", "8"], "diagnostics": ["14"]},
+            checkpoint=written(PRETRAIN, 5),
+            stop=("batch",),
+        ),
+        V(
+            "resume/loader-changed",
+            "pretrain, started on a and saved at 5ba, now reads b: a new epoch of b, to 15ba",
+            toml(A, B, fits=['loader = "b"; until = "15ba"; name = "pretrain"']),
+            {"total_steps": ["14", "8"], "diagnostics": ["14"], "reads": ["14", "4"]},
+            checkpoint=written(PRETRAIN, 5),
+        ),
+        V(
+            "resume/no-loader-state",
+            "foreign counters 30 samples into epoch 1, no loader state: exact, with a warning",
+            toml(A, run="3ep", fits=['loader = "a"']),
+            {"total_steps": ["11", "10"], "diagnostics": ["11", "10"], "reads": ["11"]},
+            checkpoint=ledgerless(1, 13, 130, 3, 30, loader_state=False),
+        ),
+        V(
+            "resume/ledger-continued",
+            "an extend script run again from its own checkpoint 2 steps in: 4 more, not 6",
+            EXTENDED,
+            {"total_steps": ["9"], "segments": ["9"], "diagnostics": ["9"], "stop": ["9"]},
+            checkpoint=written(
+                EXTENDED, 2, written(toml(A, fits=['loader = "a"; until = "10ba"']), 10)
+            ),
         ),
     ],
     "sharding": [
@@ -1211,7 +1279,12 @@ VECTORS: dict[str, list[Vector]] = {
             "sharding/resume-on-3",
             "2ep on 2 ranks, step 3 (60 positions), resumed on 3: 6 steps to 204",
             toml(JOB, run="2ep", fits=['loader = "a"']),
-            {"total_steps": ["18"], "stop": ["18"], "diagnostics": ["18", "12"], "reads": ["18"]},
+            {
+                "total_steps": ["18"],
+                "stop": ["18"],
+                "diagnostics": ["18", "12", "17"],
+                "reads": ["18"],
+            },
             resume_from="3ba",
             world_size=3,
         ),
@@ -1235,7 +1308,7 @@ VECTORS: dict[str, list[Vector]] = {
             "sharding/resume-same-world",
             "resumed on the same 2 ranks: 9 steps, no world-size change",
             toml(JOB, run="2ep", fits=['loader = "a"']),
-            {"total_steps": ["18", "16"], "diagnostics": ["18"]},
+            {"total_steps": ["18", "16"], "diagnostics": ["18", "17"]},
             resume_from="3ba",
             world_size=2,
         ),
@@ -1291,7 +1364,7 @@ VECTORS: dict[str, list[Vector]] = {
         ),
         V(
             "schedules/cosine-thirds",
-            "constant, then cosine to 0 until 6ba: exact at thirds",
+            "cosine from 1 to 0 until 6ba, then 0: exact at thirds",
             TWO + _sched("") + piece("cosine", to="0", until='"6ba"'),
             {"rates": ["S4", "S3"]},
         ),
@@ -1577,7 +1650,7 @@ VECTORS: dict[str, list[Vector]] = {
                     'loader = "anneal"; duration = "200sp"',
                 ],
             ),
-            {"segments": ["20"], "diagnostics": ["20"]},
+            {"segments": ["20"], "diagnostics": ["20", "4"]},
             segment=("steps", "sources"),
         ),
         V(
@@ -1625,6 +1698,22 @@ VECTORS: dict[str, list[Vector]] = {
                 fits=['loader = "m"; duration = "5ba"'],
             ),
             {"error": ["20"]},
+        ),
+        V(
+            "mixtures/weights-edited-at-resume",
+            "x saved at 400 samples of web:code 3:1 resumes at 1:1: cursors go on, 200 more each",
+            mixing(1, 1000),
+            {"segments": ["20"], "diagnostics": ["20"], "total_steps": ["20"]},
+            checkpoint=written(mixing(3, 1000), 4),
+            segment=("steps", "sources"),
+        ),
+        V(
+            "mixtures/source-resized-at-resume",
+            "x saved with web at 300 of 1000 resumes with web of 800 samples: a new pass of web",
+            mixing(3, 800),
+            {"segments": ["20"], "diagnostics": ["20"]},
+            checkpoint=written(mixing(3, 1000), 4),
+            segment=("steps", "sources"),
         ),
     ],
 }

@@ -88,6 +88,24 @@ function keys(table, allowed, where) {
   for (const k of Object.keys(table)) if (!allowed.includes(k)) throw scenarioError(`${where}.${k}: unknown key`);
 }
 
+// JSON.parse reads `samples = 100.0` as 100, the same number as `samples = 100`, but the scenario
+// format refuses a float where a whole number goes (docs/scenario-files.md). The TOML text tells
+// them apart: a whole-number key of the core level written with a float literal (a decimal point,
+// an exponent, inf or nan), as `key = value` on its own line or inside an inline table, refuses
+// the file. (A line inside a multi-line string that reads like one is taken for one.)
+const WHOLE_KEYS = "samples|batch_size|tokens_per_sample";
+const FLOAT_LITERAL = new RegExp(
+  `(?:^[ \\t]*|[{,][ \\t]*)["']?(${WHOLE_KEYS})["']?[ \\t]*=[ \\t]*` +
+    "([+-]?(?:inf|nan|[0-9][0-9_]*(?:\\.[0-9_]+)?(?:[eE][+-]?[0-9_]+)?))(?![0-9A-Za-z_.:-])",
+  "gm",
+);
+function refuseFloats(text) {
+  if (typeof text !== "string") return;
+  for (const [, key, value] of text.matchAll(FLOAT_LITERAL)) {
+    if (/[.eEin]/.test(value)) throw scenarioError(`${key} = ${value}: expected a whole number, got a float`);
+  }
+}
+
 function readScenario(data) {
   if (!isTable(data)) throw scenarioError("the scenario is not a table");
   for (const k of Object.keys(data)) {
@@ -332,6 +350,7 @@ function answer(request) {
     if (request.checkpoint != null) throw unsupported("checkpoint: taking a checkpoint up is outside the core level");
     const want = request.want ?? ["plan"];
     for (const w of want) if (w !== "plan" && w !== "reads") throw unsupported(`want ${w}: outside the core level`);
+    refuseFloats(request.scenario);
     const p = plan(readScenario(request.scenario_data));
     const error = p.codes.find((c) => PLAN_ERRORS.has(c));
     if (error) return { id, error: { code: error, phase: "plan" } };

@@ -3,9 +3,10 @@
 A *step log* (``docs/audits.md``) has one JSON line per optimizer step a run took: the lifetime
 step, what the step read (data-set indices, or the lifetime sample counter), its learning rate,
 and the checkpoint saved after it with the saved loader state. A job killed and run again
-appends to the same log, so a step the kill lost appears again; the last record of a step is
-the one that counts, and the re-run must begin right after the newest checkpoint the log shows
-(the plan resumes there: ``docs/semantics.md`` rule 16).
+appends to the same log after a header line of its own, so a step the kill lost appears again;
+the last record of a step is the one that counts, and the re-run must begin right after the
+newest checkpoint the log shows (the plan resumes there: ``docs/semantics.md`` rule 16). A step
+going back with no header before it was taken twice, or out of order, by one process.
 
 :func:`audit` compares the records with the plan: every step of the plan logged, none past it;
 each step's indices those of the plan's order (rule 19) or its samples the plan's (rule 5);
@@ -208,11 +209,14 @@ class StepRecord:
 
     ``indices`` are the data-set indices the step read: ``(None, ...)`` every rank's together,
     ``(r, ...)`` rank ``r``'s; ``samples`` the lifetime sample counter ``(start, stop)`` over
-    the step; ``line`` the line of the log it was read from (1-based; 0: not from a log).
+    the step; ``line`` the line of the log it was read from (1-based; 0: not from a log);
+    ``process`` the number of header lines before it (each process of the job writes one, so
+    records of different ``process`` were logged by different runs of the job).
     """
 
     step: int
     line: int = 0
+    process: int = 0
     loader: str | None = None
     indices: tuple[RankIndices, ...] | None = None
     samples: tuple[int, int] | None = None
@@ -220,7 +224,7 @@ class StepRecord:
     checkpoint: SavedCheckpoint | None = None
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, line: int = 0) -> StepRecord:
+    def from_dict(cls, data: Mapping[str, Any], *, line: int = 0, process: int = 0) -> StepRecord:
         """A step record from its JSON object (``docs/audits.md``)."""
         step = _whole(data.get("step"), line, "step")
         if step == 0:
@@ -260,12 +264,33 @@ class StepRecord:
         return cls(
             step=step,
             line=line,
+            process=process,
             loader=loader,
             indices=indices,
             samples=samples,
             lr=lr,
             checkpoint=checkpoint,
         )
+
+
+def _json(text: str) -> Any:
+    """``text`` as JSON, or ``None`` when it is not JSON."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        return None
+
+
+def _glued_header(text: str) -> dict[str, Any] | None:
+    """The header a re-run appended to a line a kill cut short (a writer that did not start a
+    new line first), or ``None``."""
+    at = text.rfind('{"log"')
+    data = _json(text[at:]) if at > 0 else None
+    return data if isinstance(data, dict) and "log" in data else None
+
+
+def _not_json(number: int, text: str) -> StepLogError:
+    return StepLogError(number, f"not JSON: {shown_value(text.strip())}")
 
 
 @attrs.frozen(kw_only=True)
@@ -279,27 +304,32 @@ class StepLog:
 
     @classmethod
     def parse(cls, lines: Iterable[str]) -> StepLog:
-        """Read a step log's lines. Blank lines are skipped; a last line cut short (a job
-        killed while writing it) is dropped; a line of only ``step`` and ``checkpoint`` right
-        after the record of that step adds the checkpoint to it; any other line that is not a
-        record or a header is refused with :class:`StepLogError`."""
-        texts = list(lines)
-        last = max((i for i, text in enumerate(texts) if text.strip()), default=-1)
+        """Read a step log's lines. Blank lines are skipped; a line cut short by a kill is
+        dropped: the last line, or one right before a header line (the re-run's), or the start
+        of a line a re-run's header was appended to; a line of only ``step`` and
+        ``checkpoint`` right after the record of that step adds the checkpoint to it; any other
+        line that is not a record or a header is refused with :class:`StepLogError`."""
         records: list[StepRecord] = []
         scenario: str | None = None
         base: float | None = None
-        for number, text in enumerate(texts, start=1):
+        process = 0
+        cut: tuple[int, str] | None = None  # a line cut short, dropped if a kill's
+        for number, text in enumerate(lines, start=1):
             if not text.strip():
                 continue
-            try:
-                data = json.loads(text)
-            except (json.JSONDecodeError, RecursionError, ValueError):
-                if number - 1 == last and not text.rstrip().endswith("}"):
-                    break  # the line the kill cut short
-                raise StepLogError(number, f"not JSON: {shown_value(text.strip())}") from None
+            data = _json(text)
+            if cut is not None and not (isinstance(data, dict) and "log" in data):
+                raise _not_json(*cut)  # a broken line neither last nor before a re-run's header
+            cut = None
+            if data is None:
+                data = _glued_header(text)
+                if data is None:
+                    cut = (number, text)  # dropped if the log ends or a header follows
+                    continue
             if not isinstance(data, dict):
                 raise StepLogError(number, f"expected a JSON object, got {shown_value(data)}")
             if "log" in data:
+                process += 1
                 if data["log"] != LOG_FORMAT:
                     raise StepLogError(
                         number, f"log format {shown_value(data['log'])}: expected {LOG_FORMAT!r}"
@@ -309,8 +339,12 @@ class StepLog:
                 if data.get("base_lr") is not None:
                     base = _number(data["base_lr"], number, "base_lr")
                 continue
-            record = StepRecord.from_dict(data, line=number)
-            if set(data) == {"step", "checkpoint"} and records and records[-1].step == record.step:
+            record = StepRecord.from_dict(data, line=number, process=process)
+            if (
+                set(data) == {"step", "checkpoint"}
+                and records
+                and (records[-1].step, records[-1].process) == (record.step, process)
+            ):
                 # The checkpoint saved after the step just logged: part of its record.
                 records[-1] = attrs.evolve(records[-1], checkpoint=record.checkpoint)
                 continue
@@ -322,7 +356,8 @@ class StepLog:
 class Divergence:
     """Where a run did not follow its plan: at lifetime ``step`` (log ``line``, ``None`` for a
     step never logged), of ``kind`` (``indices``, ``samples``, ``loader``, ``lr``,
-    ``loader-state``, ``trainer-state``, ``resume``, ``missing``, ``past-plan``), what the log
+    ``loader-state``, ``trainer-state``, ``resume``, ``duplicate``, ``out-of-order``,
+    ``missing``, ``past-plan``), what the log
     says, what the plan says, and the rule of ``docs/semantics.md`` it breaks."""
 
     step: int
@@ -353,8 +388,9 @@ class StepVerdict:
 
 @attrs.frozen(kw_only=True)
 class Restart:
-    """The log going back: at ``line`` a re-run logged step ``step``; the newest checkpoint
-    logged before it was after step ``checkpoint`` (0: none)."""
+    """A re-run of the job (a header line after records): at ``line`` it logged its first
+    step, ``step``; the newest checkpoint logged before it was after step ``checkpoint`` (0:
+    none)."""
 
     line: int
     step: int
@@ -416,6 +452,8 @@ class _Auditor:
         self.base: float | Fraction | None = base_lr
         self.found: list[Divergence] = []
         self.notes: list[str] = []
+        #: The last loader state checked: its loader, the step saved after, the state.
+        self.saved: tuple[str | None, int, LoaderState] | None = None
 
     def diverge(
         self, step: int, line: int | None, kind: str, logged: str, planned: str, rule: str
@@ -592,10 +630,22 @@ class _Auditor:
             )
         else:
             return verdict
+        before, self.saved = self.saved, (loader.name, record.step, state)
         if good:
             return "ok"
         restarted = not state.samples and not state.batches
         where = "the epoch from its start again" if restarted else "from another place"
+        if (
+            not restarted
+            and before is not None
+            and before[0] == loader.name
+            and before[1] < record.step
+            and (before[2].samples, before[2].batches) == (state.samples, state.batches)
+        ):
+            where = (
+                f"from where the checkpoint after step {before[1]} does: the state is frozen, "
+                "saved then and again now"
+            )
         self.diverge(
             record.step,
             record.line,
@@ -635,9 +685,9 @@ def audit(
     previous: StepRecord | None = None
     checkpoints: dict[int, Check] = {}
     for record in items:
-        if previous is not None and record.step <= previous.step:
+        if previous is not None and record.process != previous.process:
             restarts.append(Restart(line=record.line, step=record.step, checkpoint=newest))
-            if record.step != newest + 1:
+            if record.step <= previous.step and record.step != newest + 1:
                 auditor.diverge(
                     record.step,
                     record.line,
@@ -647,6 +697,18 @@ def audit(
                     f"re-run resumes there, its first step is {newest + 1}",
                     "16",
                 )
+        elif previous is not None and record.step <= previous.step:
+            again = record.step == previous.step
+            auditor.diverge(
+                record.step,
+                record.line,
+                "duplicate" if again else "out-of-order",
+                f"step {record.step} logged after step {previous.step} (log line "
+                f"{previous.line}) by the same process, no header line between",
+                "each step taken once, in order: only a re-run of the job (its header line "
+                "first) goes back, to the step after the newest checkpoint",
+                "16",
+            )
         previous = record
         if record.step > high:
             auditor.diverge(
@@ -683,7 +745,7 @@ def audit(
         if gap is not None:
             span = f"step {gap}" if gap == step - 1 else f"steps {gap} to {step - 1}"
             auditor.diverge(
-                gap, None, "missing", f"no logged of {span}", f"the run takes step {gap}", "16"
+                gap, None, "missing", f"no record of {span}", f"the run takes step {gap}", "16"
             )
             gap = None
         if logged is None:

@@ -334,10 +334,11 @@ def _audit_command(
 
 
 def _audit(args: argparse.Namespace) -> int:
+    import io
     import json
-    import stat
     from pathlib import Path
 
+    from ._files import open_regular
     from ._render.audit import audit_json, audit_text
     from .audit import StepLog, audit
     from .planner import plan
@@ -350,9 +351,9 @@ def _audit(args: argparse.Namespace) -> int:
     if not result.ok:
         raise InputError(f"{path}: the scenario cannot be planned; see durations plan {path}")
     curve, _ = _schedule(scenario, result)
-    with open(args.log, encoding="utf-8") as handle:  # streamed: a long run's log is large
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise InputError(f"{shown(args.log)}: not a regular file")
+    # Refused before anything is read unless a regular file (a FIFO would wait for a writer);
+    # then streamed, not read whole: a long run's log is past the bound of the other readers.
+    with open_regular(args.log) as raw, io.TextIOWrapper(raw, encoding="utf-8") as handle:
         log = StepLog.parse(handle)
     base = args.base_lr if args.base_lr is not None else log.base_lr
     found = audit(result, log.records, schedule=curve, base_lr=base)
@@ -453,6 +454,11 @@ def _conformance(args: argparse.Namespace) -> int:
     features = None
     if args.features is not None:
         features = [f.strip() for f in args.features.split(",") if f.strip()]
+        if not features:
+            raise InputError(
+                f"--features {args.features!r}: no feature given; expected a comma-separated "
+                "list, e.g. core,resume"
+            )
     adapter = runner.Adapter(command, timeout=args.timeout)
     report = runner.run(
         suite,

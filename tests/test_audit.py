@@ -78,8 +78,14 @@ def clean() -> list[Line]:
     return [line(k) for k in range(1, STEPS + 1)]
 
 
+#: The header line each process of a job writes first: after records, it marks a re-run.
+HEADER: Line = {"log": LOG_FORMAT}
+
+
 def records(lines: list[Line]) -> list[StepRecord]:
-    return [StepRecord.from_dict(item, line=n) for n, item in enumerate(lines, start=1)]
+    """The records of a log of ``lines`` (header lines among them), as :meth:`StepLog.parse`
+    reads them."""
+    return list(StepLog.parse(json.dumps(item) for item in lines).records)
 
 
 def run_audit(lines: list[Line], base: float | None = BASE) -> Any:
@@ -148,7 +154,7 @@ def _rerun(kill_after: int, resume_at: int, reread: int | None = None) -> Callab
         again = [line(k) for k in range(resume_at, STEPS + 1)]
         if reread is not None:
             again[0]["indices"] = indices(reread)
-        return lines[:kill_after] + again
+        return [*lines[:kill_after], HEADER, *again]
 
     return change
 
@@ -210,13 +216,13 @@ def test_a_rerun_from_the_newest_checkpoint_passes(kill_after: int, why: str) ->
     """Steps repeated by a re-run that resumes where the plan does are accepted; the last
     record of a step is the one checked."""
     newest = kill_after // SAVE_EVERY * SAVE_EVERY
-    lines = clean()[:kill_after] + [line(k) for k in range(newest + 1, STEPS + 1)]
+    lines = [*clean()[:kill_after], HEADER, *(line(k) for k in range(newest + 1, STEPS + 1))]
     if kill_after > newest:
         lines[kill_after - 1]["indices"] = indices(1)  # a lost step: the re-run's record wins
     result = run_audit(lines)
     assert result.ok, (why, result.divergences)
     restarts = [(r.step, r.checkpoint) for r in result.restarts]
-    assert restarts == ([] if kill_after == newest else [(newest + 1, newest)]), why
+    assert restarts == [(newest + 1, newest)], why
 
 
 def test_samples_instead_of_indices() -> None:
@@ -362,3 +368,195 @@ def test_cli_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (data["ok"], data["first"]["step"], data["first"]["kind"]) == (False, 9, "lr")
     assert data["first"]["rule"] == "S1"
     assert len(data["steps"]) == STEPS
+
+
+# -- logs of a killed and re-run job -----------------------------------------------------------
+#
+# A one-epoch script: loader ``a`` (50 samples, batch 10, in order), 5 steps; step ``k`` reads
+# indices ``10 (k - 1)`` to ``+ 9``. A log's lines are written as a writer writes them: each
+# process starts with the header line; a line a kill cut short has no newline.
+
+SMALL = """
+[run]
+max_duration = "1ep"
+[loaders.a]
+samples = 50
+batch_size = 10
+order = "sequential"
+[[fit]]
+loader = "a"
+"""
+H = json.dumps(HEADER)
+
+
+def step(k: int) -> str:
+    """The record of step ``k`` as the plan has it."""
+    return json.dumps({"step": k, "loader": "a", "indices": list(range(10 * (k - 1), 10 * k))})
+
+
+def saved(k: int, samples: int) -> str:
+    """The checkpoint after step ``k``, its loader state having yielded ``samples``."""
+    state = {"_num_yielded": samples // 10, "_sampler_iter_state": {"samples_yielded": samples}}
+    return json.dumps({"step": k, "checkpoint": {"path": f"c{k}", "loader_state": state}})
+
+
+#: The checkpoint line after step 4, cut by a kill just before its last ``}``: it ends in ``}``.
+CUT = saved(4, 40)[:-1]
+assert CUT.endswith("}")
+
+
+def _audit_log(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]) -> Any:
+    """``durations audit --json`` of the log ``text`` against the small script."""
+    scenario, log = tmp_path / "s.toml", tmp_path / "steps.jsonl"
+    scenario.write_text(SMALL)
+    log.write_text(text)
+    code = main(["audit", str(scenario), str(log), "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out else None
+
+
+GOING_BACK = [
+    # (log, exit code, first divergence (step, line, kind) or None, restarts, why)
+    ([H, step(1), step(2), step(3), saved(3, 30), step(4), H, step(4), step(5)], 0, None,
+     [(4, 3)], "killed after step 4; the re-run (its header first) goes back to the step after "
+     "the checkpoint at 3: a re-run, not a divergence"),
+    ([H, step(1), step(2), step(3), saved(3, 30), step(4), step(4), step(5)], 1,
+     (4, 7, "duplicate"), [], "step 4 logged twice by one process (no header between): the "
+     "process trained it twice"),
+    ([H, step(1), step(2), saved(2, 20), step(4), step(3), step(5)], 1, (3, 6, "out-of-order"),
+     [], "steps 4 then 3 in one process: out of order, though every step is logged"),
+    ([H, step(1), step(2), step(3), saved(3, 30), step(4), H, step(2), step(3), step(4), step(5)],
+     1, (2, 8, "resume"), [(2, 3)], "a re-run going back past the newest checkpoint (3)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("lines", "code", "first", "restarts", "why"), GOING_BACK, ids=[g[4] for g in GOING_BACK]
+)
+def test_only_a_header_line_makes_a_step_going_back_a_rerun(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    lines: list[str],
+    code: int,
+    first: tuple[int, int, str] | None,
+    restarts: list[tuple[int, int]],
+    why: str,
+) -> None:
+    """A step at or before the one logged last begins a re-run after a header line; without
+    one it is a step the same process took twice (``duplicate``) or out of order."""
+    found, data = _audit_log(tmp_path, "".join(text + "\n" for text in lines), capsys)
+    assert found == code, why
+    got = data["first"] and (data["first"]["step"], data["first"]["line"], data["first"]["kind"])
+    assert got == first, why
+    assert [(r["step"], r["checkpoint"]) for r in data["restarts"]] == restarts, why
+
+
+CUTS = [
+    # (text, exit code, first divergence (step, kind) or None, records (a checkpoint line is
+    # part of its step's record), why)
+    ("".join(t + "\n" for t in [H, step(1), step(2), step(3), saved(3, 30), step(4)]) + CUT,
+     1, (5, "missing"), 4, "the last line cut by the kill (ending in '}') is dropped; the run "
+     "was killed, so step 5 is missing"),
+    ("".join(t + "\n" for t in [H, step(1), step(2), step(3), saved(3, 30), step(4)]) + CUT
+     + "".join(t + "\n" for t in [H, step(4), step(5)]), 0, None, 6,
+     "the re-run's header appended to the cut line (a writer that did not start a new line): "
+     "the cut part is dropped, the header read"),
+    ("".join(t + "\n" for t in [H, step(1), step(2), step(3), saved(3, 30), step(4), CUT, H,
+                                step(4), step(5)]), 0, None, 6,
+     "the cut line, then the re-run's header on a line of its own"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "code", "first", "count", "why"), CUTS, ids=[c[4] for c in CUTS])
+def test_a_line_cut_by_a_kill_is_dropped(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    code: int,
+    first: tuple[int, str] | None,
+    count: int,
+    why: str,
+) -> None:
+    """A line a kill cut short is dropped (it is the last, or a re-run's header follows it),
+    however it ends; the log is read, not refused."""
+    found, data = _audit_log(tmp_path, text, capsys)
+    assert found == code, why
+    assert (data["first"] and (data["first"]["step"], data["first"]["kind"])) == first, why
+    assert data["records"] == count, why
+
+
+def test_a_broken_line_followed_by_a_record_is_refused() -> None:
+    """A line cut short is only a kill's when nothing but a header follows it."""
+    with pytest.raises(StepLogError) as error:
+        StepLog.parse([H, step(1), CUT, step(5)])
+    assert error.value.line == 3
+    assert str(error.value).startswith('step log line 3: not JSON: \'{"step": 4, ')
+
+
+def test_a_rerun_s_writer_starts_a_new_line(tmp_path: Path) -> None:
+    """A writer appending to a log whose last line a kill cut short begins a line of its own;
+    the cut line is dropped and the re-run read."""
+    from durations.integrations._steplog import StepLogWriter
+
+    path = tmp_path / "steps.jsonl"
+    path.write_text("".join(t + "\n" for t in [H, step(1), step(2), step(3), saved(3, 30)]) + CUT)
+    writer = StepLogWriter(path)
+    writer.header(None)
+    writer.step(4, loader="a", indices=list(range(30, 40)))
+    lines = path.read_text().splitlines()
+    assert lines[5:7] == [CUT, H], "the header on a line of its own, after the cut one"
+    log = StepLog.parse(lines)
+    assert [(r.step, r.process) for r in log.records] == [(1, 1), (2, 1), (3, 1), (4, 2)]
+
+
+def test_a_step_never_logged_is_said_so() -> None:
+    """A missing step's divergence says there is no record of it."""
+    found = audit(plan_small(), StepLog.parse([step(1), step(2), step(4), step(5)]).records)
+    assert str(found.first) == (
+        "step 3: missing: the log says no record of step 3; the plan says the run takes step 3 "
+        "(rule 16)"
+    )
+
+
+def plan_small() -> Any:
+    a = Loader(samples=50, batch_size=10, name="a", order=Order.sequential())
+    return plan(RunConfig(max_duration="1ep"), [FitCall(loader=a)])
+
+
+def test_a_frozen_loader_state_is_named_frozen() -> None:
+    """A loader state saved after step 4 equal to the one saved after step 2 (the loader's
+    count did not move) is flagged at step 4 as that checkpoint's state saved again."""
+    lines = [H, step(1), step(2), saved(2, 20), step(3), step(4), saved(4, 20), H, step(5)]
+    found = audit(plan_small(), StepLog.parse(lines).records)
+    assert found.first is not None
+    assert (found.first.step, found.first.kind) == (4, "loader-state")
+    assert found.first.planned == (
+        "40 samples of epoch 0 read: resumed from it, the run would read from where the "
+        "checkpoint after step 2 does: the state is frozen, saved then and again now"
+    )
+
+
+def test_a_log_that_is_not_a_regular_file_is_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO given as the log is refused (exit 2) before it is opened for reading, which would
+    wait for a writer forever."""
+    import os
+    import threading
+
+    scenario, fifo = tmp_path / "s.toml", tmp_path / "steps.jsonl"
+    scenario.write_text(SMALL)
+    os.mkfifo(fifo)
+    codes: list[int] = []
+    worker = threading.Thread(
+        target=lambda: codes.append(main(["audit", str(scenario), str(fifo)])), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=10)
+    if worker.is_alive():  # unblock it: a writer opens, closes
+        with open(fifo, "w"):
+            pass
+        worker.join(timeout=10)
+        pytest.fail("durations audit waited on the FIFO")
+    assert codes == [2]
+    assert "a FIFO (named pipe), not a regular file" in capsys.readouterr().err

@@ -27,10 +27,20 @@ class StepLogWriter:
         self.path = os.fspath(path)
         self.scenario = scenario
         self._headed = False
+        self._started = False
 
     def _append(self, item: Mapping[str, Any]) -> None:
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(item) + "\n")
+        with open(self.path, "a+b") as handle:
+            text = json.dumps(item) + "\n"
+            if not self._started:
+                # A line an earlier process was killed while writing has no newline: this
+                # process's lines begin on a line of their own, and the cut one stays broken.
+                self._started = True
+                if handle.seek(0, os.SEEK_END) > 0:
+                    handle.seek(-1, os.SEEK_END)
+                    if handle.read(1) != b"\n":
+                        text = "\n" + text
+            handle.write(text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
 

@@ -84,9 +84,15 @@ def _whole(value: object, line: int, what: str) -> int:
 
 
 def _number(value: object, line: int, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise StepLogError(line, f"{what}: expected a finite number, got {shown_value(value)}")
-    return float(value)
+    try:
+        number = float(value)  # an int past a float's range overflows (found by fuzzing)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise StepLogError(line, f"{what}: expected a finite number, got {shown_value(value)}")
+    return number
 
 
 def _indices(value: object, line: int, what: str) -> tuple[int, ...]:

@@ -345,6 +345,114 @@ def target_compare(data: bytes, scratch: Path) -> str:
     return said
 
 
+def target_audit(data: bytes, scratch: Path) -> str:
+    """A step log: ``StepLog.parse`` and ``audit`` against a small plan (with a schedule, so
+    the learning rates are read too), and ``durations audit SCENARIO LOG [--json]``. Beyond
+    the refusals: an audit's verdicts are one per planned step, and a run it says followed the
+    plan has no divergence."""
+    from durations.audit import StepLog, audit
+
+    scenario = _api("the audit's scenario", lambda: Scenario.from_toml(_AUDITED))
+    assert scenario is not None
+    assert scenario.schedule is not None
+    planned = plan(scenario.config, scenario.calls)
+    curve = scenario.schedule.resolve(planned)
+    log = _api("StepLog.parse", lambda: StepLog.parse(_text(data).splitlines(keepends=True)))
+    said = "refused"
+    if log is not None:
+        found = _api("audit", lambda: audit(planned, log.records, schedule=curve))
+        if found is not None:
+            if [v.step for v in found.steps] != list(range(1, planned.total_steps + 1)):
+                raise Escape(f"audit: verdicts for steps other than 1 to {planned.total_steps}")
+            if sorted(found.divergences, key=lambda d: d.step) != list(found.divergences):
+                raise Escape("audit: divergences out of step order")
+            said = "followed" if found.ok else "diverged"
+    path, log_path = scratch / "s.toml", scratch / "run.jsonl"
+    path.write_text(_AUDITED)
+    log_path.write_bytes(data)
+    _cli("audit", str(path), str(log_path))
+    _cli("audit", str(path), str(log_path), "--json")
+    return said
+
+
+#: The scenario the audit target's logs are read against: 12 steps, a warmup and a decay.
+_AUDITED = """
+[run]
+max_duration = "2ep"
+[loaders.a]
+samples = 60
+batch_size = 10
+[[fit]]
+loader = "a"
+[schedule]
+warmup = "2ba"
+[[schedule.pieces]]
+kind = "linear"
+to = "0.1"
+until = "end"
+"""
+
+
+def _audit_seeds(scratch: Path) -> list[bytes]:
+    """A step log of the audited plan as a run writes it, and variations."""
+    lines = ['{"log": "durations-step-log/1", "scenario": "s.toml", "base_lr": 0.1}']
+    for step in range(1, 13):
+        start = (step - 1) * 10  # the lifetime sample counter before the step
+        done = step - 1  # the step uses the factor after its steps before it (rule S1)
+        factor = done / 2 if done < 2 else 1 - 0.9 * (done - 2) / 10
+        checkpoint = ', "checkpoint": {"path": "ck", "loader_state": null}' if step % 4 == 0 else ""
+        lines.append(
+            f'{{"step": {step}, "loader": "a", "samples": {{"start": {start}, "stop": '
+            f'{start + 10}}}, "lr": {0.1 * factor}{checkpoint}}}'
+        )
+    whole = "\n".join(lines).encode() + b"\n"
+    return [whole, whole[: len(whole) // 2], whole.replace(b'"step": 7', b'"step": 5')]
+
+
+def target_adapter(data: bytes, scratch: Path) -> str:
+    """A request line of the adapter protocol: the reference adapter's ``answer`` (and a
+    trainer profile's ``answer_as``) must answer any line with a response of the request's id
+    (a refusal, an error or an answer), never raise; and ``Vector.from_dict`` on the line read
+    as a vector refuses with ``SuiteError``."""
+    from durations.conformance import Vector, answer, answer_as
+
+    try:
+        message = json.loads(_text(data))
+    except (ValueError, RecursionError):
+        return "not JSON"  # the runner never sends it: its lines are json.dumps
+    said = "answered"
+    for name, respond in (("answer", answer), ("answer_as", lambda m: answer_as("keras", m))):
+        try:
+            response = respond(message)
+        except (Escape, Hang):
+            raise
+        except Exception as error:
+            raise Escape(f"{name}: {type(error).__name__}: {_first_line(error)}") from error
+        if not isinstance(response, dict) or "id" not in response:
+            raise Escape(f"{name}: a response without an id: {str(response)[:80]}")
+        json.dumps(response)
+        if "unsupported" in response or "error" in response:
+            said = "refused"
+    _api("Vector.from_dict", lambda: Vector.from_dict(message))
+    return said
+
+
+def _adapter_seeds(scratch: Path) -> list[bytes]:
+    """The requests of the suite's first vectors, as the runner writes them."""
+    from durations.conformance import request
+
+    seeds = []
+    for path in sorted((ROOT / "vectors").glob("*.json"))[:8]:
+        if path.name == "manifest.json":
+            continue
+        from durations.conformance import Vector
+
+        for raw in json.loads(path.read_text())["vectors"][:3]:
+            seeds.append(json.dumps(raw).encode())
+            seeds.append(json.dumps(request(Vector.from_dict(raw))).encode())
+    return seeds
+
+
 def target_checkpoint(data: bytes, scratch: Path) -> str:
     """A checkpoint JSON file: ``read_checkpoint`` (a Checkpoint it returns must round-trip
     through ``to_dict``), the Hugging Face ledger reader, ``durations inspect`` and
@@ -1347,6 +1455,21 @@ TARGETS: dict[str, Target] = {
             structure=mutate_lines,
         ),
         Target(
+            "audit",
+            "StepLog.parse, audit, durations audit SCENARIO LOG [--json]",
+            target_audit,
+            _audit_seeds,
+            _JSON_TOKENS,
+            structure=mutate_lines,
+        ),
+        Target(
+            "adapter",
+            "conformance.answer, answer_as, Vector.from_dict on a request line",
+            target_adapter,
+            _adapter_seeds,
+            _JSON_TOKENS,
+        ),
+        Target(
             "checkpoint",
             "read_checkpoint, the Hugging Face ledger reader, durations inspect, --resume-from",
             target_checkpoint,
@@ -1581,6 +1704,8 @@ PURE = (
     "order",
     "mixture",
     "compare",
+    "audit",
+    "adapter",
 )
 BEGIN = "<!-- figures: begin (python -m tests.fuzz --budget {budget}{targets} --write-docs) -->"
 END = "<!-- figures: end (fuzz {budget}{targets}) -->"

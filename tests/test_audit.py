@@ -560,3 +560,18 @@ def test_a_log_that_is_not_a_regular_file_is_refused_unread(
         pytest.fail("durations audit waited on the FIFO")
     assert codes == [2]
     assert "a FIFO (named pipe), not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        # an int past a float's range (found by fuzzing: an OverflowError escaped)
+        '{"log": "durations-step-log/1", "base_lr": ' + "9" * 4300 + "}",
+        # a number JSON reads as infinite
+        '{"log": "durations-step-log/1", "base_lr": 1e999}',
+    ],
+)
+def test_a_base_rate_past_a_float_is_refused(header: str) -> None:
+    with pytest.raises(StepLogError, match="base_lr: expected a finite number") as refused:
+        StepLog.parse([header + "\n"])
+    assert len(str(refused.value)) < 300
